@@ -1,0 +1,59 @@
+"""``rdi``: the command line of robot_dynamics_id (offline work, simulation, the demo).
+
+Sub-commands live in :mod:`robot_dynamics_id.commands`, one module each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from . import __version__, commands
+
+__all__ = ["build_parser", "main"]
+
+
+def _command_modules():
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        if hasattr(module, "COMMAND") and hasattr(module, "run"):
+            yield module
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rdi",
+        description="Identify UR arm dynamics and run model-based force/motion control (robot_dynamics_id).",
+    )
+    parser.add_argument("--version", action="version", version=f"robot_dynamics_id {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules():
+        p = sub.add_parser(module.COMMAND, help=module.HELP, description=module.HELP)
+        module.configure(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("rdi: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        # Errors of the package carry the fix in their message; no traceback for users.
+        print(f"rdi {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""hardware layer of robot_dynamics_id (see ../shared/DESIGN.md)."""

@@ -1,0 +1,244 @@
+"""The dynamic-model YAML file: what the identifier writes and the controller and simulator read.
+
+Schema (``schema: robot_dynamics_id/model/1``)::
+
+    schema: robot_dynamics_id/model/1
+    robot: ur3                      # a UR name or a URDF path (kinematics come from it)
+    joint_names: [...]
+    frame_convention: pinocchio_joint_frame
+    links:                          # one per joint, in the pinocchio joint frame of that joint
+      - {name: shoulder_link, mass_kg: 2.0, com_m: [x, y, z],
+         inertia_about_com_kgm2: {ixx: .., ixy: .., ixz: .., iyy: .., iyz: .., izz: ..}}
+    rotor_inertia_kgm2: [...]       # reflected to the joint side
+    friction: {...}                 # FrictionParameters.to_dict() (seeds.md P2 eq. 11 form)
+    drive_gains_nm_per_a: [...]     # joint torque per motor current
+    base_parameters: {names: [...], values: [...], std: [...]}   # optional
+    provenance: {...}               # optional free-form: data, method, date, metrics
+
+For the built-in UR arms the pinocchio joint frame of joint i lies on the joint
+axis; DH frame i is that frame moved by Tx(a_i) Rx(alpha_i) (robots/urdf.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from ..dynamics.friction import FrictionParameters
+from ..robots.model import RobotModel, load_robot
+
+__all__ = ["MODEL_SCHEMA", "DynamicModel", "ModelFileError"]
+
+MODEL_SCHEMA = "robot_dynamics_id/model/1"
+
+
+class ModelFileError(ValueError):
+    """A model file cannot be read; the message names the file, the key and the fix."""
+
+
+def _inertia_matrix(d: dict) -> np.ndarray:
+    return np.array(
+        [[d["ixx"], d["ixy"], d["ixz"]], [d["ixy"], d["iyy"], d["iyz"]], [d["ixz"], d["iyz"], d["izz"]]], float
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class DynamicModel:
+    """Rigid-body, rotor, friction and drive-gain parameters of an arm.
+
+    Inertial parameters are expressed in the pinocchio joint frame of each joint.
+    """
+
+    robot: str
+    joint_names: tuple[str, ...]
+    link_mass_kg: np.ndarray
+    link_com_m: np.ndarray
+    link_inertia_kgm2: np.ndarray
+    rotor_inertia_kgm2: np.ndarray
+    friction: FrictionParameters
+    drive_gains_nm_per_a: np.ndarray
+    base_parameters: dict | None = None
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joint_names)
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def from_robot_model(
+        cls,
+        robot_model: RobotModel,
+        *,
+        friction: FrictionParameters | None = None,
+        drive_gains_nm_per_a: np.ndarray | None = None,
+        robot: str | None = None,
+    ) -> DynamicModel:
+        """The inertials a pinocchio model carries (e.g. the nominal priors), plus friction and gains."""
+        m = robot_model.model
+        n = robot_model.n_joints
+        inertias = [m.inertias[i + 1] for i in range(n)]
+        return cls(
+            robot=robot or robot_model.name,
+            joint_names=tuple(robot_model.joint_names),
+            link_mass_kg=np.array([I.mass for I in inertias]),
+            link_com_m=np.array([np.asarray(I.lever) for I in inertias]),
+            link_inertia_kgm2=np.array([np.asarray(I.inertia) for I in inertias]),
+            rotor_inertia_kgm2=np.asarray(m.armature, float).copy(),
+            friction=friction or FrictionParameters.zeros(n),
+            drive_gains_nm_per_a=(np.ones(n) if drive_gains_nm_per_a is None
+                                  else np.asarray(drive_gains_nm_per_a, float)),
+        )
+
+    @classmethod
+    def nominal(cls, robot: str = "ur3") -> DynamicModel:
+        """The nominal model of a robot: published masses/CoMs, inertia priors, no friction."""
+        return cls.from_robot_model(load_robot(robot), robot=str(robot))
+
+    # ---- views ----------------------------------------------------------------------
+    def standard_parameters(self) -> np.ndarray:
+        """The 10n standard parameters in pinocchio's order per link:
+        (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz), inertia about the joint-frame origin."""
+        return np.concatenate([self.link_inertia(i).toDynamicParameters() for i in range(self.n_joints)])
+
+    def link_inertia(self, i: int) -> pin.Inertia:
+        return pin.Inertia(float(self.link_mass_kg[i]), np.asarray(self.link_com_m[i], float),
+                           np.asarray(self.link_inertia_kgm2[i], float))
+
+    def robot_model(self) -> RobotModel:
+        """The robot's kinematics with this model's inertials and rotor inertias (a new pinocchio model)."""
+        base = load_robot(self.robot)
+        model = base.model.copy()
+        for i in range(self.n_joints):
+            model.inertias[i + 1] = self.link_inertia(i)
+        model.armature = np.asarray(self.rotor_inertia_kgm2, float).copy()
+        return replace(base, model=model)
+
+    def with_standard_parameters(self, theta: np.ndarray, **changes: Any) -> DynamicModel:
+        """A copy whose link inertials are the 10n standard parameters ``theta`` (pinocchio order)."""
+        theta = np.asarray(theta, float).reshape(self.n_joints, 10)
+        inertias = [pin.Inertia.FromDynamicParameters(t) for t in theta]
+        return replace(
+            self,
+            link_mass_kg=np.array([I.mass for I in inertias]),
+            link_com_m=np.array([np.asarray(I.lever) for I in inertias]),
+            link_inertia_kgm2=np.array([np.asarray(I.inertia) for I in inertias]),
+            **changes,
+        )
+
+    def is_physically_consistent(self, *, tolerance: float = 0.0) -> np.ndarray:
+        """Per link: positive mass and a realisable inertia (pseudo-inertia positive definite;
+        equivalently positive principal moments satisfying the triangle inequalities)."""
+        ok = np.zeros(self.n_joints, bool)
+        for i in range(self.n_joints):
+            m = self.link_mass_kg[i]
+            inertia = self.link_inertia_kgm2[i]
+            # Pseudo-inertia about the CoM: J = tr(I)/2 * 1 - I must be p.d. (Wensing et al. 2017)
+            sigma = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+            ok[i] = m > tolerance and np.linalg.eigvalsh(sigma).min() > -tolerance
+        return ok
+
+    # ---- YAML ---------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        robot_model_links = None
+        try:
+            from ..robots.urdf import LINK_NAMES
+            robot_model_links = LINK_NAMES if self.n_joints == len(LINK_NAMES) else None
+        except ImportError:  # pragma: no cover
+            pass
+        links = []
+        for i in range(self.n_joints):
+            I = self.link_inertia_kgm2[i]
+            links.append({
+                "name": robot_model_links[i] if robot_model_links else f"link_{i + 1}",
+                "mass_kg": float(self.link_mass_kg[i]),
+                "com_m": [float(v) for v in self.link_com_m[i]],
+                "inertia_about_com_kgm2": {
+                    "ixx": float(I[0, 0]), "ixy": float(I[0, 1]), "ixz": float(I[0, 2]),
+                    "iyy": float(I[1, 1]), "iyz": float(I[1, 2]), "izz": float(I[2, 2]),
+                },
+            })
+        out = {
+            "schema": MODEL_SCHEMA,
+            "robot": self.robot,
+            "joint_names": list(self.joint_names),
+            "frame_convention": "pinocchio_joint_frame",
+            "links": links,
+            "rotor_inertia_kgm2": [float(v) for v in self.rotor_inertia_kgm2],
+            "friction": self.friction.to_dict(),
+            "drive_gains_nm_per_a": [float(v) for v in self.drive_gains_nm_per_a],
+            "provenance": self.provenance,
+        }
+        if self.base_parameters is not None:
+            out["base_parameters"] = self.base_parameters
+        return out
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model as YAML (atomically: a crash never leaves half a file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(yaml.safe_dump(_plain(self.to_dict()), sort_keys=False))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict, *, source: str = "<dict>") -> DynamicModel:
+        if not isinstance(data, dict):
+            raise ModelFileError(f"{source}: a model file must be a YAML mapping, got {type(data).__name__}")
+        if data.get("schema") != MODEL_SCHEMA:
+            raise ModelFileError(
+                f"{source}: schema is {data.get('schema')!r}, expected {MODEL_SCHEMA!r}; "
+                "write model files with `rdi identify` or DynamicModel.save()"
+            )
+        try:
+            links = data["links"]
+            n = len(data["joint_names"])
+            if len(links) != n:
+                raise ModelFileError(f"{source}: {len(links)} links but {n} joint_names")
+            return cls(
+                robot=str(data["robot"]),
+                joint_names=tuple(data["joint_names"]),
+                link_mass_kg=np.array([float(l["mass_kg"]) for l in links]),
+                link_com_m=np.array([l["com_m"] for l in links], float),
+                link_inertia_kgm2=np.array([_inertia_matrix(l["inertia_about_com_kgm2"]) for l in links]),
+                rotor_inertia_kgm2=np.asarray(data.get("rotor_inertia_kgm2", np.zeros(n)), float),
+                friction=FrictionParameters.from_dict(data["friction"]),
+                drive_gains_nm_per_a=np.asarray(data.get("drive_gains_nm_per_a", np.ones(n)), float),
+                base_parameters=data.get("base_parameters"),
+                provenance=data.get("provenance") or {},
+            )
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFileError(f"{source}: malformed model file ({exc!r}); see the schema in "
+                                 "robot_dynamics_id/io/model_file.py") from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> DynamicModel:
+        path = Path(path)
+        if not path.is_file():
+            raise ModelFileError(f"model file {path} does not exist; run `rdi identify` to create one")
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ModelFileError(f"{path}: not valid YAML: {exc}") from exc
+        return cls.from_dict(data, source=str(path))
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars/arrays → plain Python for yaml.safe_dump."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
