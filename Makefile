@@ -28,7 +28,7 @@ export PYTHONUNBUFFERED := 1
 export MUJOCO_GL := egl
 
 # Pinned so that a fresh install next month behaves the same (checked on Python 3.11).
-PIP_CORE := numpy==2.4.6 scipy==1.17.1 PyYAML==6.0.3 matplotlib==3.11.2 \
+PIP_CORE := wheel==0.48.0 numpy==2.4.6 scipy==1.17.1 PyYAML==6.0.3 matplotlib==3.11.2 \
             pin==4.1.0 mujoco==4.0.0 rosbags==0.11.9 ur_rtde==1.6.5 pytest==9.2.0
 # ROS 2 Kilted wheels from PyPI, used only when no ROS 2 is sourced.
 PIP_ROS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 ros-std-msgs==5.5.1 \

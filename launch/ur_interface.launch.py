@@ -1,0 +1,32 @@
+"""Launch the UR interface: ``ros2 launch robot_dynamics_id ur_interface.launch.py sim:=true``.
+
+Arguments: ``sim`` (true: MuJoCo UR3 in-process; false: a UR controller over
+RTDE at ``robot_ip``), ``robot_ip``, ``config`` (parameter file).
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    config = LaunchConfiguration("config")
+    backend = PythonExpression(["'sim' if '", LaunchConfiguration("sim"), "'.lower() == 'true' else 'rtde'"])
+    return LaunchDescription([
+        DeclareLaunchArgument("sim", default_value="true", description="true: simulated UR3; false: real robot"),
+        DeclareLaunchArgument("robot_ip", default_value="127.0.0.1", description="UR controller address"),
+        DeclareLaunchArgument(
+            "config",
+            default_value=PathJoinSubstitution([FindPackageShare("robot_dynamics_id"), "config", "ur3.yaml"]),
+            description="ur_interface parameter file",
+        ),
+        Node(
+            package="robot_dynamics_id",
+            executable="ur_interface",
+            name="ur_interface",
+            output="screen",
+            parameters=[config, {"backend": backend, "robot_ip": LaunchConfiguration("robot_ip")}],
+        ),
+    ])

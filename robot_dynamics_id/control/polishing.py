@@ -1,0 +1,476 @@
+"""Simulated tasks of the force/motion controller on the MuJoCo UR3 (sim/plant.py, sim/scene.py).
+
+* :func:`run_polishing` — the polishing task of Jamisola et al. (seeds.md P2) scaled to a
+  UR3: approach a curved surface unknown to the controller, make contact through the
+  three stages of P2 eq. (10), then hold the normal force while tracking a sinusoid
+  along the surface (0.08 m amplitude, 5 s period) with zero moments about the tool x
+  and y axes, while the base moves slowly (the person pushing the mobile base in P2).
+* :func:`run_free_motion` — motion control only along a fast Cartesian path (P2's free
+  motion experiment).
+* :func:`run_singularity_crossing` — sliding in contact along a spherical wall on a path
+  that takes the wrist through its singularity (q5 = 0), for the padding / truncation /
+  damped-least-squares comparison of P2 eqs. (6)-(9).
+
+Each returns a result with the time series and the figures the acceptance criteria
+name; errors are measured on the simulator's truth (true contact force, true poses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..io.model_file import DynamicModel
+from ..sim.plant import SimulatedUR
+from ..sim.scene import ContactModel, CurvedSurface, Scene, SinusoidalBaseMotion, Tool, polishing_scene
+from ..sim.truth import nominal_truth
+from .contact import ContactStage
+from .controller import ControllerConfig, OperationalSpaceController, OutputMode, Payload
+
+__all__ = [
+    "FreeMotionResult",
+    "PolishingResult",
+    "SingularityResult",
+    "run_free_motion",
+    "run_polishing",
+    "run_singularity_crossing",
+    "tool_payload",
+]
+
+#: a pose with the tool pointing down over the polishing surface
+START_Q_RAD = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])
+
+
+def tool_payload(tool: Tool) -> Payload:
+    """The controller's payload for a scene tool (UR's "set payload")."""
+    mass, com, inertia = tool.inertial()
+    return Payload(float(mass), tuple(float(v) for v in com), tuple(tuple(float(v) for v in row) for row in inertia))
+
+
+def _smooth(x: float) -> tuple[float, float, float]:
+    """Quintic 0->1 ramp s(x) and its first two derivatives in x, clamped to [0, 1]."""
+    if x <= 0.0:
+        return 0.0, 0.0, 0.0
+    if x >= 1.0:
+        return 1.0, 0.0, 0.0
+    return (x**3 * (10 - 15 * x + 6 * x * x), 30 * x * x * (1 - x) ** 2, 60 * x * (1 - x) * (1 - 2 * x))
+
+
+@dataclass
+class PolishingResult:
+    """Time series of a polishing run and its summary figures (true contact force)."""
+
+    time_s: np.ndarray
+    stage: list[ContactStage]
+    normal_force_true_n: np.ndarray
+    normal_force_measured_n: np.ndarray
+    path_error_m: np.ndarray
+    events: list
+    hybrid_start_s: float
+    tracking_start_s: float
+    settle_s: float
+    desired_force_n: float
+    max_joint_acceleration_rad_s2: float = 0.0
+    step_time_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def settled(self) -> np.ndarray:
+        return self.time_s >= self.hybrid_start_s + self.settle_s
+
+    @property
+    def max_force_error_n(self) -> float:
+        """max |f_d - f| (true normal force) after the impact stage settled."""
+        if not np.isfinite(self.hybrid_start_s):
+            return float("inf")
+        return float(np.max(np.abs(self.desired_force_n - self.normal_force_true_n[self.settled])))
+
+    @property
+    def rms_force_error_n(self) -> float:
+        if not np.isfinite(self.hybrid_start_s):
+            return float("inf")
+        return float(np.sqrt(np.mean((self.desired_force_n - self.normal_force_true_n[self.settled]) ** 2)))
+
+    @property
+    def max_path_error_m(self) -> float:
+        """max tangential (tool x/y) position error while tracking the sinusoid."""
+        sel = self.time_s >= self.tracking_start_s
+        return float(np.max(self.path_error_m[sel])) if np.any(sel) else float("inf")
+
+
+def run_polishing(
+    *,
+    controller_model: DynamicModel | None = None,
+    truth: DynamicModel | None = None,
+    output_mode: str = "torque",
+    force_source: str = "sensor",
+    normal_force_n: float = 10.0,
+    amplitude_m: float = 0.08,
+    sinusoid_period_s: float = 5.0,
+    tracking_duration_s: float = 10.0,
+    base_motion: bool = True,
+    rate_hz: float | None = None,
+    noise: bool = True,
+    seed: int = 0,
+    settle_s: float = 0.5,
+    approach_speed_m_s: float = 0.05,
+    expected_surface_error_m: float = 0.005,
+    config_overrides: dict | None = None,
+    record_step_time: bool = False,
+) -> PolishingResult:
+    """The P2 polishing task on the MuJoCo UR3 (see the module docstring).
+
+    ``controller_model``: what the controller believes (default: the truth itself, i.e.
+    a perfectly identified model). ``truth``: the plant (default nominal_truth('ur3')).
+    ``output_mode`` 'torque' runs at 500 Hz (e-Series direct_torque), 'velocity' at
+    125 Hz (CB3 speedJ) unless ``rate_hz`` says otherwise. The controller is told the
+    surface height only approximately (``expected_surface_error_m`` too high): it
+    approaches a point 10 mm below that guess.
+    """
+    import time as _time
+
+    truth = truth or nominal_truth("ur3")
+    controller_model = controller_model or truth
+    mode = OutputMode(output_mode)
+    if rate_hz is None:
+        rate_hz = 500.0 if mode is OutputMode.TORQUE else 125.0
+    tool = Tool()
+    motion = SinusoidalBaseMotion() if base_motion else None
+    scene = polishing_scene(tool=tool, base_motion=motion)
+    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=START_Q_RAD,
+                      scene=scene, noise=noise, noise_seed=seed)
+    period = 1.0 / rate_hz
+    options = dict(period_s=period, output_mode=mode, force_source=force_source, payload=tool_payload(tool),
+                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m))
+    options.update(config_overrides or {})
+    ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
+    state = sim.state()
+    ctl.osm.update(state.q_rad, state.qd_rad_s)
+    start = ctl.osm.position_m.copy()
+    rotation_d = ctl.osm.rotation.copy()
+    tip_offset = ctl.osm.tip_position_m - ctl.osm.position_m
+    surface_top = scene.surface.height_m(start[0] + tip_offset[0], start[1] + tip_offset[1])
+    guess = surface_top + expected_surface_error_m
+    # P2 eq. (10), stage 1: aim at a point just below the expected surface.
+    approach_target = start.copy()
+    approach_target[2] = guess - tip_offset[2] - 0.010
+    approach_length = float(start[2] - approach_target[2])
+    approach_time = 1.875 * approach_length / approach_speed_m_s  # quintic ramp: peak speed 1.875 L / T
+    ctl.set_motion_target(start, rotation_d)
+    ctl.set_force_target(normal_force_n)
+    ctl.reset_velocity_integrator(state.qd_rad_s)
+    ctl.start_approach(state.timestamp_s)
+    t0 = state.timestamp_s
+    hybrid_start = np.inf
+    tracking_start = np.inf
+    total = approach_time + 2.0 + tracking_duration_s
+    n_steps = int(total / period)
+    times, stages, f_true, f_meas, path_err, step_t = [], [], [], [], [], []
+    omega = 2 * np.pi / sinusoid_period_s
+    max_qdd = 0.0
+    for _ in range(n_steps):
+        t = state.timestamp_s - t0
+        stage = ctl.stage
+        if stage in (ContactStage.APPROACH, ContactStage.IMPACT):
+            s, ds, dds = _smooth(t / approach_time)
+            p = start + (approach_target - start) * s
+            v = np.r_[(approach_target - start) * ds / approach_time, 0, 0, 0]
+            a = np.r_[(approach_target - start) * dds / approach_time**2, 0, 0, 0]
+            ctl.set_motion_target(p, rotation_d, twist=v, acceleration=a)
+        else:
+            if not np.isfinite(hybrid_start):
+                hybrid_start = t
+                tracking_start = t + settle_s
+            tau = t - tracking_start
+            # amplitude envelope: ramp in over one period so the path starts smoothly
+            env, denv, ddenv = _smooth(tau / sinusoid_period_s)
+            x = amplitude_m * env * np.sin(omega * tau) if tau > 0 else 0.0
+            dx = amplitude_m * (denv / sinusoid_period_s * np.sin(omega * tau) + env * omega * np.cos(omega * tau)) \
+                if tau > 0 else 0.0
+            ddx = amplitude_m * (ddenv / sinusoid_period_s**2 * np.sin(omega * tau)
+                                 + 2 * denv / sinusoid_period_s * omega * np.cos(omega * tau)
+                                 - env * omega**2 * np.sin(omega * tau)) if tau > 0 else 0.0
+            p = np.array([start[0] + x, start[1], guess - tip_offset[2]])
+            ctl.set_motion_target(p, rotation_d, twist=np.r_[dx, 0, 0, 0, 0, 0], acceleration=np.r_[ddx, 0, 0, 0, 0, 0])
+        a0 = _time.perf_counter()
+        cmd = ctl.step_state(state)
+        if record_step_time:
+            step_t.append(_time.perf_counter() - a0)
+        if mode is OutputMode.TORQUE:
+            sim.direct_torque(cmd.torque_nm)
+        else:
+            sim.speed_j(cmd.velocity_rad_s, 40.0)
+        if cmd.stage is ContactStage.HYBRID and t > hybrid_start + settle_s:
+            max_qdd = max(max_qdd, float(np.abs(cmd.joint_acceleration_rad_s2).max()))
+        state = sim.step()
+        # truth: contact force the tool applies to the surface along the tool axis
+        flange = sim.flange_pose_base()
+        z_tool = flange[:3, 2]
+        contact = -sim.contact_force_world()
+        times.append(t + period)
+        stages.append(cmd.stage)
+        f_true.append(float(z_tool @ contact))
+        f_meas.append(float(-z_tool @ state.tcp_wrench_base[:3]))
+        # tangential error of the motion point along the base x/y plane projected on tool x/y
+        e = flange[:3, 3] - ctl._x_d
+        e_t = e - z_tool * (z_tool @ e)
+        path_err.append(float(np.linalg.norm(e_t)) if np.isfinite(tracking_start) else 0.0)
+    return PolishingResult(
+        time_s=np.array(times), stage=stages, normal_force_true_n=np.array(f_true),
+        normal_force_measured_n=np.array(f_meas), path_error_m=np.array(path_err), events=list(ctl.events),
+        hybrid_start_s=float(hybrid_start), tracking_start_s=float(tracking_start), settle_s=settle_s,
+        desired_force_n=normal_force_n, max_joint_acceleration_rad_s2=max_qdd, step_time_s=np.array(step_t))
+
+
+@dataclass
+class FreeMotionResult:
+    """Free-motion tracking errors (true poses) along a Cartesian path."""
+
+    time_s: np.ndarray
+    position_error_m: np.ndarray
+    orientation_error_rad: np.ndarray
+    peak_speed_m_s: float
+
+    @property
+    def max_position_error_m(self) -> float:
+        return float(self.position_error_m.max())
+
+    @property
+    def max_orientation_error_deg(self) -> float:
+        return float(np.degrees(self.orientation_error_rad.max()))
+
+
+def run_free_motion(
+    *,
+    controller_model: DynamicModel | None = None,
+    truth: DynamicModel | None = None,
+    output_mode: str = "torque",
+    peak_speed_m_s: float = 0.5,
+    radius_m: float = 0.08,
+    duration_s: float = 4.0,
+    rate_hz: float | None = None,
+    noise: bool = True,
+    config_overrides: dict | None = None,
+) -> FreeMotionResult:
+    """Track a horizontal circle (``radius_m``) at a speed that ramps to ``peak_speed_m_s``,
+    tool pointing down, fixed orientation. Errors are the motion point's true pose errors."""
+    truth = truth or nominal_truth("ur3")
+    controller_model = controller_model or truth
+    mode = OutputMode(output_mode)
+    if rate_hz is None:
+        rate_hz = 500.0 if mode is OutputMode.TORQUE else 125.0
+    tool = Tool()
+    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=START_Q_RAD,
+                      scene=Scene(tool=tool), noise=noise)
+    period = 1.0 / rate_hz
+    options = dict(period_s=period, output_mode=mode, payload=tool_payload(tool),
+                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m))
+    options.update(config_overrides or {})
+    ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
+    state = sim.state()
+    ctl.osm.update(state.q_rad, state.qd_rad_s)
+    start = ctl.osm.position_m.copy()
+    rotation_d = ctl.osm.rotation.copy()
+    centre = start - np.array([radius_m, 0.0, 0.0])
+    ctl.set_motion_target(start, rotation_d)
+    ctl.reset_velocity_integrator(state.qd_rad_s)
+    ctl.enter_free_motion()
+    omega_peak = peak_speed_m_s / radius_m
+    ramp = 1.0  # s to reach the peak angular rate (smooth)
+    times, pos_err, ori_err = [], [], []
+    t0 = state.timestamp_s
+    phase = 0.0
+    for _ in range(int(duration_s / period)):
+        t = state.timestamp_s - t0
+        # phase with a smooth angular-rate ramp up, hold, ramp down
+        up, dup, _ = _smooth(t / ramp)
+        down, ddown, _ = _smooth((duration_s - 0.2 - t) / ramp)
+        rate_scale = up * down
+        phase_rate = omega_peak * rate_scale
+        phase_acc = omega_peak * (dup / ramp * down - up * ddown / ramp)
+        phase += phase_rate * period
+        c, s = np.cos(phase), np.sin(phase)
+        p = centre + radius_m * np.array([c, s, 0.0])
+        v = radius_m * phase_rate * np.array([-s, c, 0.0])
+        acc = radius_m * (phase_acc * np.array([-s, c, 0.0]) - phase_rate**2 * np.array([c, s, 0.0]))
+        ctl.set_motion_target(p, rotation_d, twist=np.r_[v, 0, 0, 0], acceleration=np.r_[acc, 0, 0, 0])
+        cmd = ctl.step_state(state)
+        if mode is OutputMode.TORQUE:
+            sim.direct_torque(cmd.torque_nm)
+        else:
+            sim.speed_j(cmd.velocity_rad_s, 40.0)
+        state = sim.step()
+        flange = sim.flange_pose_base()
+        times.append(t + period)
+        pos_err.append(float(np.linalg.norm(flange[:3, 3] - ctl._x_d)))
+        # rotation angle between actual and desired
+        rel = rotation_d.T @ flange[:3, :3]
+        ori_err.append(float(np.arccos(np.clip((np.trace(rel) - 1) / 2, -1.0, 1.0))))
+    return FreeMotionResult(np.array(times), np.array(pos_err), np.array(ori_err), peak_speed_m_s)
+
+
+@dataclass
+class SingularityResult:
+    """Contact through the wrist singularity: force error and joint accelerations."""
+
+    method: str
+    time_s: np.ndarray
+    q5_rad: np.ndarray
+    normal_force_true_n: np.ndarray
+    joint_acceleration_rad_s2: np.ndarray
+    commanded_torque_nm: np.ndarray
+    desired_force_n: float
+    crossing_start_s: float
+
+    @property
+    def max_force_error_n(self) -> float:
+        sel = self.time_s >= self.crossing_start_s
+        return float(np.max(np.abs(self.desired_force_n - self.normal_force_true_n[sel])))
+
+    @property
+    def max_joint_acceleration_rad_s2(self) -> float:
+        sel = self.time_s >= self.crossing_start_s
+        return float(np.max(np.abs(self.joint_acceleration_rad_s2[sel])))
+
+    @property
+    def max_torque_rate_nm_s(self) -> float:
+        sel = self.time_s >= self.crossing_start_s
+        tau = self.commanded_torque_nm[sel]
+        dt = np.diff(self.time_s[sel])[:, None]
+        return float(np.max(np.abs(np.diff(tau, axis=0) / dt)))
+
+    @property
+    def min_abs_q5_rad(self) -> float:
+        sel = self.time_s >= self.crossing_start_s
+        return float(np.min(np.abs(self.q5_rad[sel])))
+
+
+#: A configuration whose wrist is singular (q5 = 0) with the tool pointing horizontally.
+SINGULAR_Q_RAD = np.array([0.0, -1.3, -1.9, -0.1, 0.0, 0.0])
+
+
+def run_singularity_crossing(
+    *,
+    method: str = "padding",
+    controller_model: DynamicModel | None = None,
+    truth: DynamicModel | None = None,
+    normal_force_n: float = 10.0,
+    q5_start_rad: float = 0.35,
+    travel_m: float = 0.12,
+    travel_time_s: float = 3.0,
+    rate_hz: float = 500.0,
+    noise: bool = True,
+    config_overrides: dict | None = None,
+) -> SingularityResult:
+    """Press on a large spherical wall and slide along it so the wrist passes q5 = 0.
+
+    The wall is placed tangent to the tool tip at :data:`SINGULAR_Q_RAD` (tool pointing
+    horizontally); the arm starts with q5 = ``q5_start_rad`` (same tip point, tool normal
+    to the wall), and the motion target slides ``travel_m`` along the wall so that q5
+    crosses zero with the orientation held. Motion axes: tool x, y and rz; force along
+    tool z; zero moments about tool x, y (as in polishing).
+    """
+    import pinocchio as pin
+
+    truth = truth or nominal_truth("ur3")
+    controller_model = controller_model or truth
+    tool = Tool()
+    robot = controller_model.robot_model()
+    model, data = robot.model, robot.model.createData()
+    tool_id = robot.tool_frame_id
+    tip_local = pin.SE3(np.eye(3), tool.tip_point_tool0_m)
+
+    def tip_pose(q):
+        pin.framesForwardKinematics(model, data, q)
+        return data.oMf[tool_id] * tip_local
+
+    singular = tip_pose(SINGULAR_Q_RAD)
+    normal_out = -singular.rotation[:, 2]  # wall normal points back at the tool
+    radius = 1.0
+    centre = singular.translation - normal_out * radius
+    # Start: same tool orientation, tip displaced along the wall so that q5 = q5_start.
+    # Find it by solving IK for a tangent displacement (damped Newton on the 6-D pose).
+    tangent = np.cross(normal_out, np.array([0.0, 0.0, 1.0]))
+    tangent /= np.linalg.norm(tangent)
+
+    def ik(target: pin.SE3, q_init: np.ndarray) -> np.ndarray:
+        q = q_init.copy()
+        for _ in range(200):
+            current = tip_pose(q)
+            err = pin.log6(current.actInv(target)).vector
+            if np.linalg.norm(err) < 1e-10:
+                break
+            jac = pin.computeFrameJacobian(model, data, q, tool_id, pin.LOCAL)
+            jac = pin.SE3(np.eye(3), tool.tip_point_tool0_m).toActionMatrixInverse() @ jac
+            q = q + np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(6), jac.T @ err)
+        return q
+
+    def point_on_wall(s: float) -> pin.SE3:
+        # move along the tangent by arc length s, keep the tip on the sphere, tool along -normal
+        direction = np.cos(s / radius) * normal_out + np.sin(s / radius) * tangent
+        p = centre + radius * direction
+        return pin.SE3(singular.rotation, p)
+
+    # search the start arc length giving q5 ~ q5_start (sign chosen so q5 crosses 0 when s -> 0)
+    best = None
+    for s in np.linspace(-0.25, 0.25, 51):
+        q = ik(point_on_wall(s), SINGULAR_Q_RAD + np.array([0, 0, 0, 0, 0.2, 0]))
+        if abs(tip_pose(q).translation - point_on_wall(s).translation).max() < 1e-6:
+            score = abs(abs(q[4]) - q5_start_rad)
+            if best is None or score < best[0]:
+                best = (score, s, q)
+    if best is None:
+        raise RuntimeError("could not place the singularity-crossing start pose")
+    _, s_start, q_start = best
+    s_end = s_start - np.sign(s_start) * travel_m  # through s = 0 (the singular pose) and beyond
+    surface = CurvedSurface(kind="sphere", centre_m=tuple(centre), radius_m=radius)
+    scene = Scene(tool=tool, surface=surface, contact=ContactModel())
+    # start 2 mm off the wall along its normal
+    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
+                      scene=scene, noise=noise)
+    period = 1.0 / rate_hz
+    options = dict(period_s=period, output_mode="torque", payload=tool_payload(tool),
+                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m), singularity_method=method)
+    options.update(config_overrides or {})
+    ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
+    state = sim.state()
+    ctl.osm.update(state.q_rad, state.qd_rad_s)
+    flange_offset = ctl.osm.position_m - ctl.osm.tip_position_m
+    rotation_d = ctl.osm.rotation.copy()
+    ctl.set_force_target(normal_force_n)
+    t0 = state.timestamp_s
+    press_time = 1.5
+    ctl.set_motion_target(ctl.osm.position_m - normal_out * 0.01, rotation_d)
+    ctl.start_approach(t0)
+    times, q5, f_true, qdd, taus = [], [], [], [], []
+    crossing_start = np.inf
+    n_steps = int((press_time + travel_time_s + 1.0) / period)
+    for _ in range(n_steps):
+        t = state.timestamp_s - t0
+        if ctl.stage is ContactStage.HYBRID:
+            if not np.isfinite(crossing_start):
+                crossing_start = max(t, press_time)
+            u, du, ddu = _smooth((t - crossing_start) / travel_time_s)
+            s = s_start + (s_end - s_start) * u
+            target = point_on_wall(s)
+            ds = (s_end - s_start) * du / travel_time_s
+            dds = (s_end - s_start) * ddu / travel_time_s**2
+            direction = np.cos(s / radius) * normal_out + np.sin(s / radius) * tangent
+            d_dir = (-np.sin(s / radius) * normal_out + np.cos(s / radius) * tangent) / radius
+            v = radius * d_dir * ds
+            a = radius * (d_dir * dds - direction / radius**2 * ds * ds)
+            ctl.set_motion_target(target.translation + flange_offset, rotation_d,
+                                  twist=np.r_[v, 0, 0, 0], acceleration=np.r_[a, 0, 0, 0])
+        cmd = ctl.step_state(state)
+        sim.direct_torque(cmd.torque_nm)
+        state = sim.step()
+        z_tool = sim.flange_pose_base()[:3, 2]
+        times.append(t + period)
+        q5.append(float(sim.q_true_rad[4]))
+        f_true.append(float(-z_tool @ sim.contact_force_world()))
+        qdd.append(cmd.joint_acceleration_rad_s2.copy())
+        taus.append(cmd.joint_torque_nm.copy())
+    return SingularityResult(method=str(method), time_s=np.array(times), q5_rad=np.array(q5),
+                             normal_force_true_n=np.array(f_true), joint_acceleration_rad_s2=np.array(qdd),
+                             commanded_torque_nm=np.array(taus), desired_force_n=normal_force_n,
+                             crossing_start_s=float(crossing_start))

@@ -1,0 +1,123 @@
+"""Streaming a joint trajectory as velocity commands: smooth ramp-in/out, cancel, position feedback.
+
+The robot takes velocity commands (speedJ). :class:`TrajectoryStreamer` plays a
+:class:`~robot_dynamics_id.excitation.trajectory.JointTrajectory` through a
+time warp tau(t) whose rate ramps smoothly 0 -> 1 at the start and 1 -> 0 at
+the end or on cancel, so the command is ``qd_ref(tau) * dtau/dt`` — smooth at
+both ends and always ON the planned path (never off it, as scaling velocities
+would be). A proportional correction on the position error keeps the arm on the
+plan despite servo lag: ``qd_cmd = qd_ref dtau/dt + k_p (q_ref(tau) - q)``.
+
+Pure numpy; the excitation node calls :meth:`command` once per robot cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .trajectory import JointTrajectory
+
+__all__ = ["StartPoseError", "StreamerOutput", "TrajectoryStreamer"]
+
+
+class StartPoseError(ValueError):
+    """The arm is too far from the trajectory's start pose to begin streaming."""
+
+
+def _smoothstep(u: float) -> float:
+    """C2 ramp 0 -> 1 on [0, 1] (quintic)."""
+    u = min(max(u, 0.0), 1.0)
+    return u * u * u * (10 - 15 * u + 6 * u * u)
+
+
+@dataclass(frozen=True)
+class StreamerOutput:
+    """One cycle's command and progress."""
+
+    velocity_rad_s: np.ndarray
+    trajectory_time_s: float
+    fraction: float
+    phase: str  # "ramp_in" | "running" | "ramp_out" | "done"
+    position_error_rad: float
+
+
+class TrajectoryStreamer:
+    """Plays a trajectory as joint-velocity commands (see the module docstring).
+
+    Args:
+        trajectory: what to play.
+        ramp_s: duration of the speed ramps at start, end and on cancel.
+        position_gain_per_s: proportional gain on the position error (1/s).
+        start_tolerance_rad: largest allowed distance from the start pose, per joint.
+    """
+
+    def __init__(self, *, trajectory: JointTrajectory, ramp_s: float = 1.0, position_gain_per_s: float = 2.0,
+                 start_tolerance_rad: float = 0.05) -> None:
+        if ramp_s < 0 or position_gain_per_s < 0 or start_tolerance_rad <= 0:
+            raise ValueError("ramp_s and position_gain_per_s must be >= 0, start_tolerance_rad > 0")
+        self.trajectory = trajectory
+        self.ramp_s = float(ramp_s)
+        self.position_gain_per_s = float(position_gain_per_s)
+        self.start_tolerance_rad = float(start_tolerance_rad)
+        self._t_start: float | None = None
+        self._tau = 0.0
+        self._rate = 0.0
+        self._last_t: float | None = None
+        self._stopping_from: tuple[float, float] | None = None  # (time, rate) when the ramp-out began
+        self.done = False
+
+    def check_start(self, q_rad: np.ndarray) -> None:
+        """Raise :class:`StartPoseError` naming the worst joint if the arm is not at the start pose."""
+        error = np.abs(np.asarray(q_rad, float) - self.trajectory.start_position_rad)
+        j = int(np.argmax(error))
+        if error[j] > self.start_tolerance_rad:
+            raise StartPoseError(
+                f"the arm is {error[j]:.3f} rad from the excitation's start pose on joint {j} "
+                f"(tolerance {self.start_tolerance_rad} rad); move it there first, or set "
+                "move_to_start: true to approach it slowly")
+
+    def cancel(self, now_s: float) -> None:
+        """Begin the ramp-out now (smooth stop on the path)."""
+        if self._stopping_from is None and not self.done:
+            self._stopping_from = (now_s, self._rate)
+
+    def _rate_at(self, now_s: float) -> float:
+        if self._stopping_from is not None:
+            t0, r0 = self._stopping_from
+            return r0 * (1.0 - _smoothstep((now_s - t0) / self.ramp_s)) if self.ramp_s > 0 else 0.0
+        elapsed = now_s - self._t_start
+        rate = _smoothstep(elapsed / self.ramp_s) if self.ramp_s > 0 else 1.0
+        # Begin the ramp-out so that tau reaches the end as the rate reaches 0: a quintic ramp
+        # from rate 1 covers ramp_s / 2 of trajectory time.
+        remaining = self.trajectory.duration_s - self._tau
+        if self.ramp_s > 0 and remaining <= self.ramp_s / 2:
+            self._stopping_from = (now_s, min(rate, 1.0))
+            return self._rate_at(now_s)
+        return rate
+
+    def command(self, now_s: float, q_rad: np.ndarray) -> StreamerOutput:
+        """The velocity command for time ``now_s`` (monotonic seconds) given the measured ``q_rad``."""
+        q = np.asarray(q_rad, float)
+        if self._t_start is None:
+            self._t_start = now_s
+            self._last_t = now_s
+        dt = max(0.0, now_s - self._last_t)
+        self._last_t = now_s
+        self._rate = 0.0 if self.done else self._rate_at(now_s)
+        # trapezoidal integration of the time warp
+        self._tau = min(self._tau + self._rate * dt, self.trajectory.duration_s)
+        q_ref, qd_ref, _ = self.trajectory.evaluate(self._tau)
+        q_ref, qd_ref = np.ravel(q_ref), np.ravel(qd_ref)
+        error = q_ref - q
+        velocity = qd_ref * self._rate + self.position_gain_per_s * error
+        if self._stopping_from is not None and self._rate <= 1e-6:
+            self.done = True
+        if self.done:
+            velocity = np.zeros_like(velocity)
+        phase = ("done" if self.done else "ramp_out" if self._stopping_from is not None
+                 else "ramp_in" if self._rate < 1.0 - 1e-9 else "running")
+        return StreamerOutput(velocity_rad_s=velocity, trajectory_time_s=self._tau,
+                              fraction=self._tau / self.trajectory.duration_s if self.trajectory.duration_s else 1.0,
+                              phase=phase, position_error_rad=float(np.max(np.abs(error))))

@@ -1,0 +1,182 @@
+"""Configuration of the robot interface: parameter table, validation, and the objects it builds.
+
+The ur_interface node declares exactly :data:`UR_INTERFACE_PARAMETERS`, passes
+the values to :func:`UrInterfaceConfig.from_parameters` (which stops start-up
+with a message naming the parameter and the allowed range), and builds the
+backend and guard from the validated config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ..robots.model import RobotModel, load_robot
+from .backend import RobotBackend
+from .safety import LimitPolicy, SafetyGuard, SafetyLimits
+
+__all__ = ["UR_INTERFACE_PARAMETERS", "UrInterfaceConfig"]
+
+UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5e, ur10e, or the path of a URDF file"),
+    ParameterSpec("backend", "string", "sim", "sim (MuJoCo UR in-process) or rtde (a UR controller via ur_rtde)"),
+    ParameterSpec("robot_ip", "string", "127.0.0.1",
+                  "controller address for backend rtde (127.0.0.1 = the local stand-in, rdi sim-controller)"),
+    ParameterSpec("rate_hz", "double", 500.0, "robot loop rate: 500 (e-Series) or 125 (CB3)", "Hz"),
+    ParameterSpec("tf_prefix", "string", "", "prefix of joint and frame names, as in the UR driver"),
+    ParameterSpec("joint_names", "string_array", [],
+                  "joint order of states and commands (empty: the robot's, with tf_prefix)"),
+    ParameterSpec("velocity_limits_rad_s", "double_array", [],
+                  "per-joint velocity limits (empty: the robot's published limits)", "rad/s"),
+    ParameterSpec("acceleration_limits_rad_s2", "double_array", [],
+                  "per-joint acceleration limits (empty: the robot model's defaults)", "rad/s^2"),
+    ParameterSpec("position_limits_lower_rad", "double_array", [], "lower position limits (empty: -robot's)", "rad"),
+    ParameterSpec("position_limits_upper_rad", "double_array", [], "upper position limits (empty: robot's)", "rad"),
+    ParameterSpec("torque_limits_nm", "double_array", [], "per-joint torque limits (empty: robot's)", "Nm"),
+    ParameterSpec("velocity_scale", "double", 1.0,
+                  "fraction (0, 1] of the velocity limits to allow: start a new experiment at 0.25", ""),
+    ParameterSpec("limit_policy", "string", "clamp",
+                  "clamp: bound out-of-limit commands; refuse: reject them and stop the arm"),
+    ParameterSpec("watchdog_s", "double", 0.04,
+                  "stop the arm when no command arrives for this long (UR driver: 40 ms)", "s"),
+    ParameterSpec("drive_gains_nm_per_a", "double_array", [],
+                  "joint torque per motor current (empty: unknown, effort then comes from target moment)", "Nm/A"),
+    ParameterSpec("effort_source", "string", "current",
+                  "what JointState.effort carries (always Nm): current (x drive gain) or target_moment"),
+    ParameterSpec("supports_torque", "bool", False,
+                  "rtde: the robot accepts direct_torque (e-Series, PolyScope >= 5.23); sim: always true"),
+    ParameterSpec("controller_watchdog_hz", "double", 10.0,
+                  "rtde: ur_rtde setWatchdog frequency; the controller stops the arm if we go silent", "Hz"),
+    ParameterSpec("status_rate_hz", "double", 10.0, "rate of the ~/status topic", "Hz"),
+    ParameterSpec("sim_truth_seed", "integer", -1,
+                  "sim: seed of the plant's perturbed true parameters (-1: nominal parameters)"),
+    ParameterSpec("sim_noise_seed", "integer", 0, "sim: seed of the measurement noise"),
+    ParameterSpec("sim_initial_q_rad", "double_array", [0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0],
+                  "sim: initial joint positions", "rad"),
+)
+
+
+@dataclass(frozen=True)
+class UrInterfaceConfig:
+    """Validated configuration of the robot interface."""
+
+    robot: RobotModel
+    robot_name: str
+    backend: str
+    robot_ip: str
+    rate_hz: float
+    tf_prefix: str
+    joint_names: tuple[str, ...]
+    limits: SafetyLimits
+    limit_policy: LimitPolicy
+    watchdog_s: float
+    drive_gains_nm_per_a: np.ndarray | None
+    effort_source: str
+    supports_torque: bool
+    controller_watchdog_hz: float
+    status_rate_hz: float
+    sim_truth_seed: int | None
+    sim_noise_seed: int
+    sim_initial_q_rad: np.ndarray
+
+    @classmethod
+    def from_parameters(cls, values: dict) -> UrInterfaceConfig:
+        """Validate raw parameter values (missing keys take the table's defaults)."""
+        p = {s.name: s.default for s in UR_INTERFACE_PARAMETERS}
+        unknown = set(values) - set(p)
+        if unknown:
+            raise ParameterError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(p)}")
+        p.update({k: v for k, v in values.items() if v is not None})
+
+        try:
+            robot = load_robot(p["robot"], tf_prefix=p["tf_prefix"] or "")
+        except (ValueError, FileNotFoundError) as exc:
+            raise ParameterError(f"parameter 'robot': {exc}") from None
+        n = robot.n_joints
+        backend = check_choice("backend", p["backend"], ("sim", "rtde"))
+        if backend == "sim" and robot.description is None:
+            raise ParameterError("parameter 'robot': the simulator needs a built-in robot (ur3, ur3e, ur5e, ur10e); "
+                                 "a URDF path works with backend: rtde")
+        rate = check_positive("rate_hz", p["rate_hz"])
+        if rate not in (125.0, 500.0):
+            raise ParameterError(f"parameter 'rate_hz' = {rate} is not allowed: UR controllers run at 125 (CB3) "
+                                 "or 500 (e-Series) Hz")
+        names = tuple(p["joint_names"]) if p["joint_names"] else robot.joint_names
+        if len(names) != n:
+            raise ParameterError(f"parameter 'joint_names' has {len(names)} names, the robot has {n} joints")
+        if len(set(names)) != n:
+            raise ParameterError(f"parameter 'joint_names' contains duplicates: {list(names)}")
+        scale = check_positive("velocity_scale", p["velocity_scale"], upper=1.0)
+        velocity = np.array(check_vector("velocity_limits_rad_s", p["velocity_limits_rad_s"], n, positive=True,
+                                         default=robot.velocity_limit_rad_s))
+        if np.any(velocity > robot.velocity_limit_rad_s + 1e-9):
+            j = int(np.argmax(velocity - robot.velocity_limit_rad_s))
+            raise ParameterError(
+                f"parameter 'velocity_limits_rad_s'[{j}] = {velocity[j]:.4g} exceeds the robot's limit "
+                f"{robot.velocity_limit_rad_s[j]:.4g} rad/s")
+        acceleration = np.array(check_vector("acceleration_limits_rad_s2", p["acceleration_limits_rad_s2"], n,
+                                             positive=True, default=robot.acceleration_limit_rad_s2))
+        upper = np.array(check_vector("position_limits_upper_rad", p["position_limits_upper_rad"], n,
+                                      default=robot.position_limit_rad))
+        lower = np.array(check_vector("position_limits_lower_rad", p["position_limits_lower_rad"], n,
+                                      default=-robot.position_limit_rad))
+        torque = np.array(check_vector("torque_limits_nm", p["torque_limits_nm"], n, positive=True,
+                                       default=robot.torque_limit_nm))
+        try:
+            limits = SafetyLimits(position_lower_rad=lower, position_upper_rad=upper,
+                                  velocity_rad_s=velocity * scale, acceleration_rad_s2=acceleration,
+                                  torque_nm=torque)
+        except ValueError as exc:
+            raise ParameterError(f"limits: {exc}") from None
+        gains = check_vector("drive_gains_nm_per_a", p["drive_gains_nm_per_a"], n, positive=True)
+        effort_source = check_choice("effort_source", p["effort_source"], ("current", "target_moment"))
+        if effort_source == "current" and gains is None:
+            raise ParameterError(
+                "parameter 'effort_source' is 'current' but 'drive_gains_nm_per_a' is empty: give the drive gains "
+                "(identify them with a known payload: rdi identify --help) or set effort_source: target_moment")
+        initial = check_vector("sim_initial_q_rad", p["sim_initial_q_rad"], n)
+        seed = int(p["sim_truth_seed"])
+        return cls(
+            robot=robot,
+            robot_name=str(p["robot"]),
+            backend=backend,
+            robot_ip=str(p["robot_ip"]),
+            rate_hz=rate,
+            tf_prefix=str(p["tf_prefix"] or ""),
+            joint_names=names,
+            limits=limits,
+            limit_policy=LimitPolicy(check_choice("limit_policy", p["limit_policy"], ("clamp", "refuse"))),
+            watchdog_s=check_positive("watchdog_s", p["watchdog_s"], upper=0.2),
+            drive_gains_nm_per_a=None if gains is None else np.array(gains),
+            effort_source=effort_source,
+            supports_torque=bool(p["supports_torque"]) or backend == "sim",
+            controller_watchdog_hz=check_positive("controller_watchdog_hz", p["controller_watchdog_hz"],
+                                                  allow_zero=True),
+            status_rate_hz=check_positive("status_rate_hz", p["status_rate_hz"], upper=100.0),
+            sim_truth_seed=None if seed < 0 else seed,
+            sim_noise_seed=int(p["sim_noise_seed"]),
+            sim_initial_q_rad=np.zeros(n) if initial is None else np.array(initial),
+        )
+
+    def make_guard(self) -> SafetyGuard:
+        return SafetyGuard(limits=self.limits, policy=self.limit_policy, watchdog_s=self.watchdog_s)
+
+    def make_backend(self) -> RobotBackend:
+        if self.backend == "sim":
+            from .sim_backend import SimBackend
+
+            return SimBackend(robot=self.robot_name,
+                              rate_hz=self.rate_hz, truth_seed=self.sim_truth_seed,
+                              noise_seed=self.sim_noise_seed, initial_q_rad=self.sim_initial_q_rad)
+        from .rtde_backend import RtdeBackend
+
+        return RtdeBackend(robot_ip=self.robot_ip, rate_hz=self.rate_hz, supports_torque=self.supports_torque,
+                           controller_watchdog_hz=self.controller_watchdog_hz)
+
+    def joint_torque_nm(self, state) -> np.ndarray:
+        """JointState.effort in Nm from the configured source."""
+        if self.effort_source == "current":
+            return np.asarray(state.current_a) * self.drive_gains_nm_per_a
+        return np.asarray(state.target_moment_nm)

@@ -1,0 +1,357 @@
+"""The real-time robot loop: one thread, one cycle per controller period.
+
+Each cycle reads the robot, decides what to send (the newest command, bounded
+by the :class:`~robot_dynamics_id.hardware.safety.SafetyGuard`, or a stop when
+the watchdog fires or anything is wrong), sends it, and hands the sample to a
+callback. Other threads (ROS callbacks) only exchange the *latest* values with
+the loop through lock-protected slots, never a queue of commands, so a late
+command can never be replayed.
+
+Fault handling: any backend error, a protective/emergency stop, or a stopped
+program stops the arm, drops the pending command and reports the fault. The
+loop then reconnects with back-off and reports ``ready``; motion resumes only
+when a new command arrives after that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..robot_state import RobotMode, RobotState, SafetyMode
+from .backend import BackendError, RobotBackend
+from .safety import CommandRejected, GuardedCommand, SafetyGuard
+
+__all__ = ["LoopState", "LoopStatus", "RobotLoop"]
+
+
+class LoopState:
+    """Values of :attr:`LoopStatus.state`."""
+
+    CONNECTING = "connecting"
+    READY = "ready"
+    MOVING = "moving"
+    FAULT = "fault"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class LoopStatus:
+    """What the loop reports on the status topic."""
+
+    state: str
+    connected: bool
+    robot_mode: int
+    safety_mode: int
+    watchdog: str
+    fault: str | None
+    mode: str
+    cycles: int
+    late_cycles: int
+    rejected_commands: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _CommandSlot:
+    kind: str  # "velocity" | "torque"
+    values: np.ndarray
+    acceleration_rad_s2: float | None
+    received_s: float
+
+
+class RobotLoop:
+    """Runs a :class:`RobotBackend` at its rate in a dedicated thread.
+
+    Args:
+        backend: the robot.
+        guard: the safety guard every command passes.
+        on_sample: called in the loop thread with every :class:`RobotState` (keep it cheap:
+            e.g. append to a deque that another thread publishes).
+        on_event: called with (level, message) for every fault, stop and recovery.
+        reconnect_backoff_s: waits between reconnection attempts; the last repeats.
+        clock: monotonic clock in seconds (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: RobotBackend,
+        guard: SafetyGuard,
+        on_sample: Callable[[RobotState], None] | None = None,
+        on_event: Callable[[str, str], None] | None = None,
+        reconnect_backoff_s: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0),
+        timing_window: int = 60_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.backend = backend
+        self.guard = guard
+        self.period_s = 1.0 / backend.rate_hz
+        self._on_sample = on_sample
+        self._on_event = on_event
+        self._backoff = tuple(reconnect_backoff_s) or (1.0,)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._slot: _CommandSlot | None = None
+        self._active: _CommandSlot | None = None
+        self._latest: RobotState | None = None
+        self._status = LoopStatus(LoopState.CONNECTING, False, int(RobotMode.DISCONNECTED),
+                                  int(SafetyMode.NORMAL), "idle", None, "none", 0, 0, 0)
+        self._stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cycle_starts = np.full(timing_window, np.nan)
+        #: how far behind the loop may fall before it stops catching up (s)
+        self.max_lag_s = 0.25
+        self._last_sample_stamp: float | None = None
+        self._cycle_count = 0
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the loop thread (connects to the robot inside it)."""
+        if self._thread is not None:
+            raise RuntimeError("RobotLoop already started")
+        self._thread = threading.Thread(target=self._run, name="robot_loop", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Stop the arm, end the loop and disconnect. Safe to call more than once."""
+        self._stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        self._set_status(state=LoopState.STOPPED)
+
+    # ---- commands (any thread) ----------------------------------------------------------------
+    def submit_velocity(self, qd_rad_s, acceleration_rad_s2: float | None = None) -> GuardedCommand:
+        """Queue a joint-velocity command as the newest one; raises :class:`CommandRejected`."""
+        return self._submit("velocity", qd_rad_s, acceleration_rad_s2)
+
+    def submit_torque(self, torque_nm) -> GuardedCommand:
+        """Queue a joint-torque command as the newest one; raises :class:`CommandRejected`."""
+        if not self.backend.supports_torque:
+            self._count_rejection()
+            raise CommandRejected(
+                "this robot does not accept torque commands (CB3 UR3, or e-Series before PolyScope 5.23); "
+                "send joint velocities on /forward_velocity_controller/commands instead"
+            )
+        return self._submit("torque", torque_nm, None)
+
+    def request_stop(self, reason: str = "stop requested") -> None:
+        """Bring the arm to rest and drop any pending command."""
+        with self._lock:
+            self._slot = _CommandSlot("stop", np.zeros(0), None, self._clock())
+        self._emit("info", reason)
+
+    def _submit(self, kind: str, values, acceleration) -> GuardedCommand:
+        latest = self._latest
+        status = self._status
+        if status.state not in (LoopState.READY, LoopState.MOVING) or latest is None:
+            self._count_rejection()
+            fault = f" ({status.fault})" if status.fault else ""
+            raise CommandRejected(f"robot not ready: state is {status.state}{fault}; command ignored")
+        try:
+            if kind == "velocity":
+                guarded = self.guard.guard_velocity(values, q_rad=latest.q_rad, acceleration_rad_s2=acceleration)
+            else:
+                guarded = self.guard.guard_torque(values, q_rad=latest.q_rad, qd_rad_s=latest.qd_rad_s)
+        except CommandRejected as exc:
+            # A refused command also stops the arm: the sender is misbehaving.
+            self._count_rejection()
+            self.request_stop(f"command refused, arm stopped: {exc.reason}")
+            raise
+        now = self._clock()
+        with self._lock:
+            self._slot = _CommandSlot(kind, np.asarray(values, float).copy(), acceleration, now)
+            self.guard.feed_watchdog(now)
+        return guarded
+
+    def _count_rejection(self) -> None:
+        self._set_status(rejected_commands=self._status.rejected_commands + 1)
+
+    # ---- observation (any thread) -------------------------------------------------------------------
+    @property
+    def status(self) -> LoopStatus:
+        return self._status
+
+    @property
+    def latest_state(self) -> RobotState | None:
+        return self._latest
+
+    def period_errors_s(self) -> np.ndarray:
+        """Deviation of each measured cycle period from the nominal one (s), newest window."""
+        count = min(self._cycle_count, self._cycle_starts.size)
+        if count < 2:
+            return np.zeros(0)
+        idx = (np.arange(self._cycle_count - count, self._cycle_count)) % self._cycle_starts.size
+        starts = self._cycle_starts[idx]
+        return np.diff(starts) - self.period_s
+
+    # ---- internals --------------------------------------------------------------------------------------
+    def _emit(self, level: str, message: str) -> None:
+        if self._on_event is not None:
+            try:
+                self._on_event(level, message)
+            except Exception:  # a reporting failure must never stop the robot loop
+                pass
+
+    def _set_status(self, **changes) -> None:
+        self._status = replace(self._status, **changes)
+
+    def _stop_arm_quietly(self) -> None:
+        try:
+            if self.backend.is_connected():
+                self.backend.speed_stop(self.guard.stopping_deceleration())
+        except Exception:
+            pass
+
+    def _drop_commands(self) -> None:
+        with self._lock:
+            self._slot = None
+            self._active = None
+            self.guard.disarm_watchdog()
+
+    def _fault(self, message: str) -> None:
+        self._stop_arm_quietly()
+        self._drop_commands()
+        if self._status.fault != message:
+            self._emit("error", f"{message}; arm stopped")
+        self._set_status(state=LoopState.FAULT, fault=message, mode="none", watchdog="idle")
+
+    def _connect_with_backoff(self) -> bool:
+        attempt = 0
+        while not self._stop_event.is_set():
+            try:
+                self.backend.connect()
+                self._latest = self.backend.read()
+                self._drop_commands()
+                self._set_status(state=LoopState.READY, connected=True, fault=None, mode="none")
+                self._emit("info", "robot connected and ready")
+                return True
+            except Exception as exc:
+                wait = self._backoff[min(attempt, len(self._backoff) - 1)]
+                message = f"cannot reach the robot ({exc}); retrying in {wait:.1f} s"
+                if self._status.fault != message:
+                    self._emit("warn", message)
+                self._set_status(state=LoopState.CONNECTING, connected=False, fault=str(exc))
+                attempt += 1
+                self._stop_event.wait(wait)
+        return False
+
+    def _robot_problem(self, state: RobotState) -> str | None:
+        if state.safety_mode not in (int(SafetyMode.NORMAL), int(SafetyMode.REDUCED)):
+            try:
+                name = SafetyMode(state.safety_mode).name
+            except ValueError:
+                name = str(state.safety_mode)
+            return f"safety mode {name}: clear it on the teach pendant or dashboard (unlock protective stop)"
+        if state.robot_mode != int(RobotMode.RUNNING):
+            try:
+                name = RobotMode(state.robot_mode).name
+            except ValueError:
+                name = str(state.robot_mode)
+            return f"robot mode {name}: power on and release the brakes"
+        if not state.program_running:
+            return "control script not running on the controller"
+        return None
+
+    def _run(self) -> None:
+        if not self._connect_with_backoff():
+            return
+        deadline = self._clock()
+        while not self._stop_event.is_set():
+            start = self._clock()
+            self._cycle_starts[self._cycle_count % self._cycle_starts.size] = start
+            self._cycle_count += 1
+            try:
+                self._cycle(start)
+            except Exception as exc:  # BackendError or anything unexpected: stop, report, reconnect
+                reason = str(exc) if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
+                self._fault(f"robot loop error: {reason}")
+                self._set_status(connected=False)
+                if not self._connect_with_backoff():
+                    break
+                deadline = self._clock()
+                continue
+            deadline += self.period_s
+            delay = deadline - self._clock()
+            if delay > 0:
+                time.sleep(delay)
+            elif delay < -self.period_s:
+                # Behind (the OS did not run us): catch up cycle by cycle so a simulated
+                # robot keeps wall-clock time; give up and resynchronise past max_lag_s.
+                self._set_status(late_cycles=self._status.late_cycles + 1)
+                if delay < -self.max_lag_s:
+                    deadline = self._clock()
+        self._stop_arm_quietly()
+        try:
+            self.backend.disconnect()
+        except Exception:
+            pass
+        self._set_status(state=LoopState.STOPPED, connected=False)
+
+    def _cycle(self, now: float) -> None:
+        backend = self.backend
+        state = backend.read()
+        self._latest = state
+        problem = self._robot_problem(state)
+        if problem is not None:
+            self._fault(problem)
+        elif self._status.state == LoopState.FAULT:
+            self._drop_commands()
+            self._set_status(state=LoopState.READY, fault=None)
+            self._emit("info", "fault cleared; ready (waiting for a new command)")
+
+        if self._status.state in (LoopState.READY, LoopState.MOVING):
+            self._command(state, now)
+        # A real controller may not have produced a new sample since the last read.
+        if self._on_sample is not None and state.timestamp_s != self._last_sample_stamp:
+            self._last_sample_stamp = state.timestamp_s
+            self._on_sample(state)
+        backend.end_cycle()
+        self._set_status(cycles=self._status.cycles + 1, robot_mode=state.robot_mode,
+                         safety_mode=state.safety_mode, connected=True)
+
+    def _command(self, state: RobotState, now: float) -> None:
+        with self._lock:
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                self._active = None if slot.kind == "stop" else slot
+            active = self._active
+            expired = self.guard.watchdog_expired(now)
+            if expired:
+                self._active = None
+                self.guard.disarm_watchdog()
+        if slot is not None and slot.kind == "stop":
+            self.backend.speed_stop(self.guard.stopping_deceleration())
+            self._set_status(state=LoopState.READY, mode="none", watchdog="idle")
+            return
+        if expired:
+            self.backend.speed_stop(self.guard.stopping_deceleration())
+            self._set_status(state=LoopState.READY, mode="none", watchdog="expired")
+            self._emit("warn", f"watchdog: no command for {self.guard.watchdog_s * 1000:.0f} ms; arm stopped")
+            return
+        if active is None:
+            return
+        try:
+            if active.kind == "velocity":
+                # Re-guarded every cycle: the position-limit bound depends on where the arm is now.
+                cmd = self.guard.guard_velocity(active.values, q_rad=state.q_rad,
+                                                acceleration_rad_s2=active.acceleration_rad_s2)
+                self.backend.speed_j(cmd.values, cmd.acceleration_rad_s2)
+            else:
+                cmd = self.guard.guard_torque(active.values, q_rad=state.q_rad, qd_rad_s=state.qd_rad_s)
+                self.backend.direct_torque(cmd.values)
+        except CommandRejected as exc:
+            with self._lock:
+                self._active = None
+                self.guard.disarm_watchdog()
+            self.backend.speed_stop(self.guard.stopping_deceleration())
+            self._emit("error", f"command stopped: {exc.reason}")
+            self._set_status(state=LoopState.READY, mode="none")
+            return
+        self._set_status(state=LoopState.MOVING, mode=active.kind, watchdog="armed")

@@ -1,0 +1,262 @@
+"""Estimators of the dynamic parameters from a regressor and measured torques.
+
+All estimators work on a stacked regressor ``W`` (rows sample-major: row k*n + j
+is joint j at sample k) and the torque vector ``y`` stacked the same way:
+
+* :func:`ordinary_least_squares` — OLS, with the textbook covariance;
+* :func:`weighted_least_squares` — WLS with one noise level per joint (two-step:
+  OLS residuals give each joint's sigma, then rows are weighted by 1/sigma_j);
+* :func:`iteratively_reweighted_least_squares` — IRLS with Tukey's bisquare on
+  per-joint robust (MAD) scale: outliers get zero weight;
+* :func:`physically_consistent_least_squares` — the same weighted cost over the
+  *full* parameters, every link parameterised by log-Cholesky (dynamics/consistency.py)
+  so masses are positive and inertias realisable, CoM boxed near the link,
+  friction and rotor inertia >= 0 (scipy ``least_squares``, trust-region reflective).
+
+The consistent estimator never touches the N rows again: the weighted data are
+first compressed by QR, ``|| R x - z ||`` has the same minimiser as ``|| W x - y ||``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from ..dynamics.consistency import log_cholesky_from_standard, log_cholesky_jacobian, standard_from_log_cholesky
+
+__all__ = [
+    "ConsistentEstimate",
+    "LinearEstimate",
+    "compress",
+    "iteratively_reweighted_least_squares",
+    "ordinary_least_squares",
+    "per_joint_rms",
+    "physically_consistent_least_squares",
+    "weighted_least_squares",
+]
+
+
+@dataclass(frozen=True)
+class LinearEstimate:
+    """Result of a linear estimator: parameters, their standard deviations and covariance,
+    per-joint residual RMS (Nm) and the row weights used (1 = unweighted)."""
+
+    parameters: np.ndarray
+    std: np.ndarray
+    covariance: np.ndarray
+    residual_rms_nm: np.ndarray
+    row_weights: np.ndarray
+    method: str
+    iterations: int = 1
+
+
+@dataclass(frozen=True)
+class ConsistentEstimate:
+    """Result of the physically consistent estimator: the full parameter vector
+    (10n standard [+ n rotor] [+ 4n friction]), the optimiser's status and cost."""
+
+    full_parameters: np.ndarray
+    log_cholesky: np.ndarray
+    cost: float
+    success: bool
+    message: str
+    n_evaluations: int
+    info: dict = field(default_factory=dict)
+
+
+def _check(w: np.ndarray, y: np.ndarray, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
+    w = np.asarray(w, float)
+    y = np.asarray(y, float).ravel()
+    if w.ndim != 2 or w.shape[0] != y.shape[0]:
+        raise ValueError(f"regressor {w.shape} and torque vector {y.shape} do not match (rows must agree)")
+    if w.shape[0] % n_joints:
+        raise ValueError(f"{w.shape[0]} rows is not a multiple of n_joints={n_joints}")
+    if w.shape[0] < w.shape[1]:
+        raise ValueError(f"{w.shape[0]} equations for {w.shape[1]} parameters: record more data")
+    return w, y
+
+
+def per_joint_rms(residual: np.ndarray, n_joints: int) -> np.ndarray:
+    """RMS per joint of a stacked residual vector."""
+    r = np.asarray(residual, float).reshape(-1, n_joints)
+    return np.sqrt(np.mean(r**2, axis=0))
+
+
+def _solve_weighted(w: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n_joints: int, method: str,
+                    iterations: int = 1) -> LinearEstimate:
+    sw = np.sqrt(row_weights)
+    a = w * sw[:, None]
+    b = y * sw
+    # Column scaling keeps the problem well conditioned whatever the parameters' units.
+    norms = np.linalg.norm(a, axis=0)
+    norms[norms == 0] = 1.0
+    q_factor, r_factor = np.linalg.qr(a / norms)
+    x_scaled = scipy.linalg.solve_triangular(r_factor, q_factor.T @ b)
+    x = x_scaled / norms
+    residual = y - w @ x
+    dof = max(int(np.count_nonzero(row_weights)) - w.shape[1], 1)
+    weighted_sigma2 = float(np.sum(row_weights * residual**2) / dof)
+    r_inv = scipy.linalg.solve_triangular(r_factor, np.eye(r_factor.shape[0]))
+    cov = weighted_sigma2 * (r_inv @ r_inv.T) / np.outer(norms, norms)
+    return LinearEstimate(parameters=x, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
+                          residual_rms_nm=per_joint_rms(residual, n_joints), row_weights=row_weights,
+                          method=method, iterations=iterations)
+
+
+def ordinary_least_squares(w, y, n_joints: int) -> LinearEstimate:
+    """OLS: minimise ||W x - y||^2; covariance sigma^2 (W^T W)^-1."""
+    w, y = _check(w, y, n_joints)
+    return _solve_weighted(w, y, np.ones(y.shape[0]), n_joints, "ols")
+
+
+def joint_row_weights(sigma_nm: np.ndarray, n_rows: int) -> np.ndarray:
+    """Row weights 1/sigma_j^2 for stacked rows, from per-joint noise levels."""
+    sigma = np.maximum(np.asarray(sigma_nm, float), 1e-9)
+    return np.tile(1.0 / sigma**2, n_rows // sigma.shape[0])
+
+
+def weighted_least_squares(w, y, n_joints: int, *, sigma_nm: np.ndarray | None = None) -> LinearEstimate:
+    """WLS with a noise level per joint: given ``sigma_nm`` or estimated from OLS residuals."""
+    w, y = _check(w, y, n_joints)
+    if sigma_nm is None:
+        sigma_nm = ordinary_least_squares(w, y, n_joints).residual_rms_nm
+    weights = joint_row_weights(sigma_nm, y.shape[0])
+    return _solve_weighted(w, y, weights, n_joints, "wls", iterations=2)
+
+
+def iteratively_reweighted_least_squares(w, y, n_joints: int, *, tuning: float = 4.685, max_iterations: int = 30,
+                                         tolerance: float = 1e-8) -> LinearEstimate:
+    """IRLS with Tukey's bisquare weights (``tuning`` x robust sigma; 4.685 = 95 % Gaussian efficiency).
+
+    The scale of each joint is its residuals' median absolute deviation / 0.6745,
+    so one joint's outliers do not affect another's weights.
+    """
+    w, y = _check(w, y, n_joints)
+    estimate = ordinary_least_squares(w, y, n_joints)
+    x = estimate.parameters
+    for it in range(1, max_iterations + 1):
+        residual = (y - w @ x).reshape(-1, n_joints)
+        scale = np.median(np.abs(residual - np.median(residual, axis=0)), axis=0) / 0.6745
+        scale = np.maximum(scale, 1e-12)
+        u = residual / (tuning * scale)
+        bisquare = np.where(np.abs(u) < 1.0, (1.0 - u**2) ** 2, 0.0)
+        weights = (bisquare / scale**2).ravel()
+        estimate = _solve_weighted(w, y, weights, n_joints, "irls", iterations=it)
+        step = np.linalg.norm(estimate.parameters - x) / max(np.linalg.norm(x), 1e-12)
+        x = estimate.parameters
+        if step < tolerance:
+            break
+    return estimate
+
+
+def compress(w, y, row_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """Weighted data compression: (R, z, rss0) with ||sqrt(Wt)(W x - y)||^2 = ||R x - z||^2 + rss0."""
+    w = np.asarray(w, float)
+    y = np.asarray(y, float).ravel()
+    sw = np.ones_like(y) if row_weights is None else np.sqrt(row_weights)
+    aug = np.column_stack([w * sw[:, None], y * sw])
+    r_aug = scipy.linalg.qr(aug, mode="r")[0]
+    p = w.shape[1]
+    return r_aug[:p, :p], r_aug[:p, p], float(r_aug[p, p] ** 2) if r_aug.shape[0] > p else 0.0
+
+
+def physically_consistent_least_squares(
+    r_factor: np.ndarray,
+    z: np.ndarray,
+    combination_matrix: np.ndarray,
+    prior_full: np.ndarray,
+    *,
+    n_joints: int,
+    rotor: bool = True,
+    friction: bool = True,
+    com_half_width_m: np.ndarray | float = 0.3,
+    mass_bounds_kg: tuple[np.ndarray, np.ndarray] | None = None,
+    regularisation: float = 1e-6,
+    initial_full: np.ndarray | None = None,
+    max_evaluations: int = 200,
+) -> ConsistentEstimate:
+    """Weighted least squares over the full parameters, each link physically consistent.
+
+    Cost: ||R K x(eta, rotor, phi) - z||^2 + regularisation * ||D (x - prior)||^2, where
+    (R, z) is the compressed weighted base-regressor data (:func:`compress`), K the base
+    map's combination matrix, x the full parameter vector (standard 10n, rotor n,
+    friction 4n), eta the links' log-Cholesky parameters (Rucker & Wensing 2022) and D
+    a per-parameter scale. The small regulariser only chooses, among the parameter
+    sets that fit the data equally (the non-base directions), the one nearest the prior.
+
+    Bounds: CoM within ``com_half_width_m`` of the prior CoM (box, per axis), mass in
+    ``mass_bounds_kg`` (default 1 % .. 10x of the prior), rotor inertia >= 0, friction
+    static/Coulomb/viscous >= 0 (offset free).
+    """
+    n = n_joints
+    prior_full = np.asarray(prior_full, float)
+    p_full = combination_matrix.shape[1]
+    expected = 10 * n + (n if rotor else 0) + (4 * n if friction else 0)
+    if prior_full.shape != (p_full,) or p_full != expected:
+        raise ValueError(f"prior has shape {prior_full.shape}, expected ({expected},) matching the base map")
+    m_matrix = r_factor @ combination_matrix  # (r, p_full)
+    prior_links = prior_full[: 10 * n].reshape(n, 10)
+    prior_mass = np.maximum(prior_links[:, 0], 1e-3)
+    # Per-parameter scale D: mass ~ m, first moment ~ m * 0.1 m, inertia ~ m * (0.1 m)^2.
+    link_scale = np.column_stack([prior_mass, *(prior_mass * 0.1,) * 3, *(prior_mass * 0.01,) * 6])
+    scale_parts = [link_scale.ravel()]
+    if rotor:
+        scale_parts.append(np.maximum(np.abs(prior_full[10 * n: 11 * n]), 1e-3))
+    if friction:
+        scale_parts.append(np.ones(4 * n))
+    d_scale = np.concatenate(scale_parts)
+    # Regulariser weight relative to the data's own curvature along each (scaled) parameter.
+    col_energy = np.sum((m_matrix * d_scale) ** 2, axis=0)
+    reg_rows = np.sqrt(regularisation * max(float(np.mean(col_energy)), 1e-12)) / d_scale
+
+    start = prior_full if initial_full is None else np.asarray(initial_full, float)
+    eta0 = log_cholesky_from_standard(start[: 10 * n].reshape(n, 10))
+    extra0 = start[10 * n:].copy()
+    prior_com = prior_links[:, 1:4] / prior_links[:, :1]
+    half = np.broadcast_to(np.asarray(com_half_width_m, float), (n,))
+    if mass_bounds_kg is None:
+        mass_lo, mass_hi = 0.01 * prior_mass, 10.0 * prior_mass
+    else:
+        mass_lo, mass_hi = (np.broadcast_to(np.asarray(b, float), (n,)) for b in mass_bounds_kg)
+    lo_eta = np.full((n, 10), -np.inf)
+    hi_eta = np.full((n, 10), np.inf)
+    lo_eta[:, 0], hi_eta[:, 0] = 0.5 * np.log(mass_lo), 0.5 * np.log(mass_hi)
+    lo_eta[:, 7:10], hi_eta[:, 7:10] = prior_com - half[:, None], prior_com + half[:, None]
+    n_extra = p_full - 10 * n
+    lo_extra = np.full(n_extra, -np.inf)
+    at = 0
+    if rotor:
+        lo_extra[:n] = 0.0
+        at = n
+    if friction:
+        fr_lo = np.tile([0.0, 0.0, 0.0, -np.inf], n)
+        lo_extra[at: at + 4 * n] = fr_lo
+    hi_extra = np.full(n_extra, np.inf)
+    lower = np.concatenate([lo_eta.ravel(), lo_extra])
+    upper = np.concatenate([hi_eta.ravel(), hi_extra])
+    x0 = np.concatenate([eta0.ravel(), extra0])
+    margin = 1e-6 * (upper - lower)
+    margin = np.where(np.isfinite(margin), margin, 0.0)
+    x0 = np.clip(x0, lower + margin, upper - margin)
+
+    def full_of(v: np.ndarray) -> np.ndarray:
+        return np.concatenate([standard_from_log_cholesky(v[: 10 * n].reshape(n, 10)).ravel(), v[10 * n:]])
+
+    def residual(v: np.ndarray) -> np.ndarray:
+        x = full_of(v)
+        return np.concatenate([m_matrix @ x - z, reg_rows * (x - prior_full)])
+
+    def jacobian(v: np.ndarray) -> np.ndarray:
+        jac_links = log_cholesky_jacobian(v[: 10 * n].reshape(n, 10))
+        dx = scipy.linalg.block_diag(*jac_links, np.eye(n_extra)) if n_extra else scipy.linalg.block_diag(*jac_links)
+        return np.vstack([m_matrix @ dx, reg_rows[:, None] * dx])
+
+    sol = scipy.optimize.least_squares(residual, x0, jac=jacobian, bounds=(lower, upper), method="trf",
+                                       x_scale="jac", max_nfev=max_evaluations, xtol=1e-12, ftol=1e-12, gtol=1e-12)
+    full = full_of(sol.x)
+    return ConsistentEstimate(full_parameters=full, log_cholesky=sol.x[: 10 * n].reshape(n, 10), cost=float(sol.cost),
+                              success=bool(sol.success), message=str(sol.message), n_evaluations=int(sol.nfev),
+                              info={"optimality": float(sol.optimality)})

@@ -1,0 +1,202 @@
+"""Read (and write) RTDE recordings as CSV: ur_rtde ``startFileRecording`` and UR's ``record.py``.
+
+Both write one header line naming each field, with vector fields expanded as
+``name_0 … name_5`` (e.g. ``timestamp,actual_q_0,…,actual_q_5,actual_qd_0,…``),
+and one row per RTDE cycle (125 Hz on a CB3, 500 Hz on an e-Series; ur.md).
+ur_rtde separates with commas and prints 6 decimals; record.py separates with
+spaces (or commas). The delimiter is detected from the header line.
+
+Columns read into a :class:`~.recording.Recording` (units as RTDE reports them):
+
+=============================  =====================  ======
+RTDE field                     Recording field        unit
+=============================  =====================  ======
+timestamp                      time_s                 s (controller clock)
+actual_q_0..5                  q_rad                  rad
+actual_qd_0..5                 qd_rad_s               rad/s
+actual_current_0..5            current_a              A
+target_current_0..5            target_current_a       A
+target_moment_0..5             target_moment_nm       Nm
+actual_current_as_torque_0..5  effort_nm              Nm
+actual_TCP_force_0..5          tcp_wrench             N, Nm (base frame)
+=============================  =====================  ======
+
+Other columns are ignored. RTDE joint order is base, shoulder, elbow, wrist 1-3.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..robots.description import JOINT_NAMES
+from .recording import Recording, RecordingSource
+
+__all__ = ["RTDE_FIELDS", "UrCsvError", "read_ur_csv", "write_ur_csv"]
+
+#: RTDE field (column prefix) -> Recording field
+RTDE_FIELDS: dict[str, str] = {
+    "actual_q": "q_rad",
+    "actual_qd": "qd_rad_s",
+    "actual_current": "current_a",
+    "target_current": "target_current_a",
+    "target_moment": "target_moment_nm",
+    "actual_current_as_torque": "effort_nm",
+    "actual_TCP_force": "tcp_wrench",
+}
+_REQUIRED = ("timestamp", "actual_q", "actual_qd")
+
+
+class UrCsvError(ValueError):
+    """An RTDE CSV file cannot be read; the message names the file, the problem and the fix."""
+
+
+def _split(line: str, delimiter: str | None) -> list[str]:
+    return line.split(delimiter) if delimiter else line.split()
+
+
+def read_ur_csv(
+    path: str | Path,
+    *,
+    joint_names: Sequence[str] = JOINT_NAMES,
+    nan_policy: str = "raise",
+    require: Collection[str] = (),
+) -> Recording:
+    """Read an ur_rtde / RTDE record.py CSV file into a :class:`Recording`.
+
+    Args:
+        joint_names: names for the 6 RTDE joints, in RTDE order.
+        nan_policy: 'raise' (default) or 'drop' rows with NaN/inf in the columns used.
+        require: Recording fields that must be present, e.g. ``('current_a',)``.
+
+    Raises:
+        UrCsvError: missing file or columns, binary file, malformed rows, NaN rows.
+    """
+    path = Path(path)
+    if nan_policy not in ("raise", "drop"):
+        raise ValueError(f"nan_policy must be 'raise' or 'drop', got {nan_policy!r}")
+    n = len(joint_names)
+    if n != 6:
+        raise UrCsvError(f"{path}: RTDE records 6 joints; joint_names has {n}")
+    if not path.is_file():
+        raise UrCsvError(f"RTDE CSV file {path} does not exist")
+    raw = path.read_bytes()
+    if b"\x00" in raw[:4096]:
+        raise UrCsvError(f"{path} is binary (record.py --binary?); record it as text (without --binary)")
+    lines = [ln for ln in raw.decode("utf-8", errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        raise UrCsvError(f"{path} is empty: no header line")
+    header_line = lines[0].strip()
+    delimiter = next((d for d in (",", ";", "\t") if d in header_line), None)
+    header = [h.strip() for h in _split(header_line, delimiter)]
+    if delimiter and header and header[-1] == "":
+        header = header[:-1]  # a trailing delimiter
+    column = {name: k for k, name in enumerate(header)}
+    warnings: list[str] = []
+
+    def columns_of(prefix: str) -> list[int] | None:
+        width = 6
+        if prefix == "timestamp":
+            return [column["timestamp"]] if "timestamp" in column else None
+        names = [f"{prefix}_{i}" for i in range(width)]
+        if all(name in column for name in names):
+            return [column[name] for name in names]
+        if any(name in column for name in names):
+            missing = [name for name in names if name not in column]
+            raise UrCsvError(f"{path}: field {prefix} is incomplete, columns {missing} are missing")
+        return None
+
+    selected: dict[str, list[int]] = {}
+    missing = []
+    for prefix in ("timestamp", *RTDE_FIELDS):
+        cols = columns_of(prefix)
+        if cols is None:
+            target = "time_s" if prefix == "timestamp" else RTDE_FIELDS[prefix]
+            if prefix in _REQUIRED or target in require:
+                missing.append(prefix)
+            continue
+        selected[prefix] = cols
+    if missing:
+        wanted = ", ".join(f"'{m}'" for m in missing)
+        raise UrCsvError(
+            f"{path}: missing column(s) for {', '.join(missing)} (vector fields as <name>_0..<name>_5). The file "
+            f"has: {', '.join(header[:40])}{' ...' if len(header) > 40 else ''}. Record them, e.g. "
+            f"rtde_receive.startFileRecording(filename, ['timestamp', 'actual_q', 'actual_qd', ...]) with {wanted}"
+        )
+
+    width = len(header)
+    body = lines[1:]
+    if not body:
+        raise UrCsvError(f"{path} has a header but no data rows")
+    if len(_split(body[-1].strip(), delimiter)) < width:
+        # The recorder was stopped mid-line.
+        warnings.append(f"last line ({len(body) + 1}) is incomplete (recording cut off); ignored")
+        body = body[:-1]
+    used = sorted({c for cols in selected.values() for c in cols})
+    try:
+        data = np.loadtxt(io.StringIO("\n".join(body)), delimiter=delimiter, usecols=used, ndmin=2, dtype=float)
+    except ValueError as exc:
+        match = re.search(r"row (\d+)|line (\d+)", str(exc))
+        where = f" near data row {match.group(1) or match.group(2)}" if match else ""
+        raise UrCsvError(f"{path}: a row cannot be read as numbers{where} ({exc}); check the file for "
+                         "truncated or merged lines") from exc
+    if data.shape[0] == 0:
+        raise UrCsvError(f"{path} has a header but no complete data rows")
+    pos = {c: k for k, c in enumerate(used)}
+    arrays = {prefix: data[:, [pos[c] for c in cols]] for prefix, cols in selected.items()}
+
+    bad = ~np.all(np.isfinite(data), axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        text = (f"{int(bad.sum())} of {bad.size} rows hold NaN/inf (first data rows: "
+                f"{', '.join(str(r + 1) for r in rows[:5])}{', ...' if rows.size > 5 else ''})")
+        if nan_policy == "raise":
+            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' to drop them")
+        warnings.append(text + "; dropped")
+        arrays = {k: v[~bad] for k, v in arrays.items()}
+    t = arrays.pop("timestamp")[:, 0]
+    order = np.argsort(t, kind="stable")
+    keep = np.ones(t.size, dtype=bool)
+    keep[1:] = np.diff(t[order]) > 0
+    if not np.all(order == np.arange(t.size)):
+        warnings.append("rows were not in timestamp order; sorted")
+    if not np.all(keep):
+        warnings.append(f"{int((~keep).sum())} row(s) repeat an earlier timestamp (same RTDE cycle); kept the first")
+    sel = order[keep]
+    fields = {RTDE_FIELDS[prefix]: values[sel] for prefix, values in arrays.items()}
+    storage = "ur_rtde_csv" if delimiter == "," else "rtde_record"
+    return Recording(
+        joint_names=tuple(joint_names),
+        time_s=t[sel],
+        source=RecordingSource(str(path), storage,
+                               {"time_s": "timestamp", **{RTDE_FIELDS[p]: p for p in arrays}}),
+        warnings=tuple(warnings),
+        **fields,
+    )
+
+
+def write_ur_csv(path: str | Path, recording: Recording, *, delimiter: str = ",", decimals: int = 6) -> Path:
+    """Write a recording in the ur_rtde ``startFileRecording`` layout (``delimiter=' '`` for record.py's).
+
+    Writes ``timestamp`` and every RTDE field of the table above that the recording has.
+    """
+    if recording.n_joints != 6:
+        raise UrCsvError(f"RTDE files hold 6 joints; the recording has {recording.n_joints}")
+    inverse = {v: k for k, v in RTDE_FIELDS.items()}
+    parts = [recording.time_s[:, None]]
+    header = ["timestamp"]
+    for name in ("q_rad", "qd_rad_s", *recording.available()):
+        if name not in inverse:
+            continue
+        parts.append(getattr(recording, name))
+        header += [f"{inverse[name]}_{i}" for i in range(6)]
+    table = np.hstack(parts)
+    path = Path(path)
+    with path.open("w", encoding="ascii") as handle:
+        handle.write(delimiter.join(header) + "\n")
+        np.savetxt(handle, table, fmt=f"%.{decimals}f", delimiter=delimiter)
+    return path

@@ -1,0 +1,154 @@
+"""torque_logger: record the identification topics into a rosbag2 bag.
+
+Subscribes to each configured topic as soon as it appears in the ROS graph
+(its type is taken from the graph, so the official UR driver's topics record
+just as well), with ``raw=True`` so the CDR bytes go into the bag unchanged,
+and writes them with :class:`robot_dynamics_id.io.bag_writer.BagWriter`:
+mcap by default, sqlite3 (metadata version 8) for Humble users, split by size
+or duration, flushed every ``flush_period_s`` so that a ``kill -9`` loses at
+most that much, and finished (metadata.yaml) on a clean stop. Each message is
+stored at its receive time; the messages' own header stamps carry the robot's
+clock and are what the identifier uses.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from ..io.bag_writer import BagWriter
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from ._ros_params import declare_parameters
+from ._run import run_node
+
+__all__ = ["TORQUE_LOGGER_PARAMETERS", "TorqueLoggerNode", "main"]
+
+DEFAULT_TOPICS = [
+    "/joint_states",
+    "/motor_currents",
+    "/target_moment",
+    "/force_torque_sensor_broadcaster/wrench",
+    "/forward_velocity_controller/commands",
+    "/forward_effort_controller/commands",
+    "/excitation/progress",
+]
+
+TORQUE_LOGGER_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("bag_path", "string", "",
+                  "bag directory to create (must not exist); empty: bags/rdi_<date>_<time> in the working directory"),
+    ParameterSpec("storage", "string", "mcap", "mcap (Iron/Jazzy/Kilted default) or sqlite3 (Humble)"),
+    ParameterSpec("topics", "string_array", DEFAULT_TOPICS, "topics to record (subscribed when they appear)"),
+    ParameterSpec("max_file_size_mb", "double", 0.0, "split the bag into files of about this size; 0: no split",
+                  "MB"),
+    ParameterSpec("max_file_duration_s", "double", 0.0, "split the bag into files of this duration; 0: no split",
+                  "s"),
+    ParameterSpec("flush_period_s", "double", 0.5, "hand data to the OS at least this often (a crash loses less)",
+                  "s"),
+    ParameterSpec("report_period_s", "double", 5.0, "log message counts this often", "s"),
+)
+
+
+def message_class(msgtype: str):
+    """The rclpy message class of 'package/msg/Type'."""
+    try:
+        package, kind, name = msgtype.split("/")
+        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+    except (ValueError, ImportError, AttributeError) as exc:
+        raise ValueError(f"message type {msgtype!r} is not available in this Python environment") from exc
+
+
+class TorqueLoggerNode(Node):
+    """Records topics into a bag; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__("torque_logger")
+        p = declare_parameters(self, TORQUE_LOGGER_PARAMETERS)
+        storage = check_choice("storage", p["storage"], ("mcap", "sqlite3"))
+        flush = check_positive("flush_period_s", p["flush_period_s"], upper=10.0)
+        size_mb = check_positive("max_file_size_mb", p["max_file_size_mb"], allow_zero=True)
+        duration = check_positive("max_file_duration_s", p["max_file_duration_s"], allow_zero=True)
+        report = check_positive("report_period_s", p["report_period_s"])
+        topics = list(p["topics"] or [])
+        if not topics:
+            raise ParameterError("parameter 'topics' is empty: name at least one topic to record")
+        path = Path(p["bag_path"] or f"bags/rdi_{datetime.now():%Y%m%d_%H%M%S}")
+        if path.exists():
+            raise ParameterError(f"parameter 'bag_path': {path} already exists; choose a new directory "
+                                 "(a bag is never overwritten)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.bag = BagWriter(path, storage=storage, max_file_size_bytes=int(size_mb * 1e6),
+                             max_file_duration_s=duration, flush_period_s=flush,
+                             custom_data={"recorder": "robot_dynamics_id torque_logger"})
+        self.bag.open()
+        self._wanted = topics
+        self._subscribed: dict[str, str] = {}
+        self._counts: dict[str, int] = {}
+        self._started = time.monotonic()
+        self.create_timer(0.2, self._discover)
+        self.create_timer(min(flush, 0.5) / 2, self.bag.flush_if_due)
+        self.create_timer(report, self._report)
+        self._discover()
+        self.get_logger().info(f"recording {len(topics)} topics into {path} ({storage})")
+
+    def _discover(self) -> None:
+        """Subscribe to wanted topics that have appeared (type from the graph)."""
+        missing = [t for t in self._wanted if t not in self._subscribed]
+        if not missing:
+            return
+        graph = dict(self.get_topic_names_and_types())
+        for topic in missing:
+            types = graph.get(topic)
+            if not types:
+                continue
+            msgtype = types[0]
+            try:
+                cls = message_class(msgtype)
+            except ValueError as exc:
+                self.get_logger().error(f"cannot record {topic}: {exc}")
+                self._subscribed[topic] = msgtype
+                continue
+            self.bag.add_topic(topic, msgtype)
+            self.create_subscription(cls, topic, self._writer_for(topic), self._qos_for(topic), raw=True)
+            self._subscribed[topic] = msgtype
+            self._counts[topic] = 0
+            self.get_logger().info(f"recording {topic} [{msgtype}]")
+
+    def _qos_for(self, topic: str) -> QoSProfile:
+        # Match the publishers: a reliable subscription never connects to a best-effort publisher.
+        infos = self.get_publishers_info_by_topic(topic)
+        best_effort = any(i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for i in infos)
+        return QoSProfile(depth=1000,
+                          reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE)
+
+    def _writer_for(self, topic: str):
+        def write(data: bytes) -> None:
+            self.bag.write_raw(topic, time.time_ns(), data)
+            self._counts[topic] += 1
+        return write
+
+    def _report(self) -> None:
+        counts = ", ".join(f"{t}: {n}" for t, n in self._counts.items()) or "nothing yet"
+        waiting = [t for t in self._wanted if t not in self._subscribed]
+        extra = f"; waiting for {waiting}" if waiting else ""
+        self.get_logger().info(f"recorded {counts}{extra}")
+
+    def shutdown(self) -> None:
+        """Finish the bag (metadata.yaml)."""
+        self.bag.close()
+        total = sum(self._counts.values())
+        self.get_logger().info(f"bag {self.bag.path} closed: {total} messages")
+
+
+def main(args=None) -> int:
+    return run_node(TorqueLoggerNode, args, name="torque_logger")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

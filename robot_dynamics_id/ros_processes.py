@@ -1,0 +1,112 @@
+"""Start and stop the package's nodes as separate processes, always on loopback.
+
+Used by the demo and the tests to run nodes the way a launch file would
+(:mod:`robot_dynamics_id.launch_emulation` gives the command lines). Every
+process gets :func:`loopback_environment`: DDS discovery stays on 127.0.0.1
+(Fast DDS multicasts to 239.255.0.1 on every interface otherwise), in a DDS
+domain of its own. No rclpy import here.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .launch_emulation import NodeLaunch, node_command
+
+__all__ = ["NodeProcess", "loopback_environment", "start_node"]
+
+
+def loopback_environment(domain_id: int | None = None, base: dict | None = None) -> dict[str, str]:
+    """``base`` (default os.environ) with DDS confined to loopback and a DDS domain set.
+
+    ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Iron and later) and, for Humble,
+    ``ROS_LOCALHOST_ONLY=1``. The domain is ``domain_id``, else the caller's
+    ``ROS_DOMAIN_ID``, else a random one in 10..99.
+    """
+    env = dict(os.environ if base is None else base)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    if env.get("ROS_DISTRO") == "humble":
+        env["ROS_LOCALHOST_ONLY"] = "1"
+    if domain_id is not None:
+        env["ROS_DOMAIN_ID"] = str(int(domain_id))
+    env.setdefault("ROS_DOMAIN_ID", str(random.randint(10, 99)))
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env.setdefault("MUJOCO_GL", "egl")
+    return env
+
+
+def _executable_dir() -> Path:
+    return Path(sys.executable).parent
+
+
+class NodeProcess:
+    """A node running as a child process, its output in a log file."""
+
+    def __init__(self, popen: subprocess.Popen, name: str, log_path: Path) -> None:
+        self.popen = popen
+        self.name = name
+        self.log_path = log_path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def stop(self, timeout_s: float = 10.0) -> int:
+        """Ctrl-C (SIGINT) like ``ros2 launch`` does, then SIGKILL if it hangs. Returns the exit code."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGINT)
+            try:
+                self.popen.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(5)
+        return self.popen.returncode
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, for the crash tests."""
+        if self.alive():
+            self.popen.kill()
+            self.popen.wait(5)
+
+
+def start_node(node: NodeLaunch, *, log_dir: str | Path, env: dict[str, str] | None = None,
+               extra_ros_args: list[str] | None = None, prefix: list[str] | None = None) -> NodeProcess:
+    """Start ``node`` (from a launch plan) with the venv's console script; output to ``log_dir``."""
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    cmd = node_command(node, executable_dir=_executable_dir())
+    if extra_ros_args:
+        cmd += list(extra_ros_args)
+    if prefix:
+        cmd = list(prefix) + cmd
+    log_path = log_dir / f"{node.name}.log"
+    log_file = open(log_path, "w")
+    popen = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env or loopback_environment(),
+                             start_new_session=True)
+    log_file.close()
+    return NodeProcess(popen, node.name, log_path)
+
+
+def wait_until(predicate, timeout_s: float, poll_s: float = 0.02) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passes."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(poll_s)
+    return bool(predicate())

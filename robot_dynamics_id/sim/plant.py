@@ -1,0 +1,606 @@
+"""A simulated Universal Robots arm (MuJoCo) that behaves and reports like a UR controller over RTDE.
+
+:class:`SimulatedUR` is the plant behind the simulated robot backend, the RTDE
+stand-in controller, the identifier's simulated experiments and the force
+controller's polishing task. It is pure numpy + MuJoCo + pinocchio (no ROS).
+
+What is simulated, and how
+--------------------------
+* **Rigid-body plant** — MuJoCo model generated from the same pinocchio model the
+  rest of the package uses (sim/mjcf.py), with the *true* inertials of a
+  :class:`~robot_dynamics_id.io.model_file.DynamicModel` (sim/truth.py: nominal or
+  seeded-perturbed), rotor inertia as joint armature, optional payload/tool/scene.
+* **Joint friction** — the package's model, seeds.md P2 eq. (11) + offset
+  (dynamics/friction.py), applied each physics substep as
+  ``friction_torque(truth.friction, qd)`` opposing the motion. Its slope near zero
+  velocity is huge (sgn is smoothed over only 1e-3 rad/s), which an explicit step
+  cannot integrate, so the positive part ``D = max(dτ_f/dq̇, 0)`` is integrated
+  implicitly through MuJoCo's joint damping (Euler integrator): the friction acting
+  over a substep is ``τ_f(q̇_k) + D (q̇_{k+1} − q̇_k)`` — the model evaluated at the
+  substep's start velocity plus its first-order change. Away from zero velocity
+  ``D`` is the viscous coefficient and the correction is negligible; the force the
+  drives apply (the reported currents) is unaffected by it.
+* **Joint servo (speedJ)** — per substep the reference velocity approaches the
+  commanded one with the commanded acceleration (leading-axis scaling, as UR's
+  ``speedj``: the joint with the largest change uses the full acceleration), the
+  reference position integrates it, and the drive torque is a computed-torque PD
+  with feed-forward from the controller's NOMINAL model (sim/truth.controller_model):
+  ``τ = RNEA_nom(q, q̇, q̈_ref + K_p e + K_d ė + K_i ∫e)``, ``e = q_ref − q`` (:class:`ServoGains`). Because the
+  feed-forward is nominal and friction is left to the PD, the true plant's
+  differences (inertials, friction) show up in the motor currents.
+* **Torque mode (direct_torque)** — ``τ = τ_cmd + g_nom(q)``: like UR's
+  ``direct_torque`` the controller adds its own (nominal) gravity compensation.
+* **Drive** — torques are clipped to the description's torque limits; motor current
+  = drive torque / true drive gain (+ noise). ``target_moment`` is the nominal model's
+  torque ``RNEA_nom(q, q̇, q̈_ref)`` (friction excluded), ``target_current`` =
+  ``target_moment`` / nominal drive gains.
+* **F/T sensor** — MuJoCo force/torque sensor between flange and the end-effector
+  body (payload + tool). ``tcp_wrench_base`` is the wrench the environment exerts on
+  the robot through the tool — the sensor wrench minus the static weight of
+  payload+tool (as UR does with a correctly set payload) — force in N and moment
+  about the flange origin in Nm, both in base-frame axes. Pressing the tool down on
+  a surface therefore reads +Fz.
+* **Rates** — 500 Hz (e-Series) or 125 Hz (CB3) from the description's generation,
+  overridable. Physics substep: the control period divided into an integer number
+  of substeps of at most :data:`~robot_dynamics_id.sim.mjcf.PHYSICS_TIMESTEP_S`
+  (0.5 ms: 4 substeps at 500 Hz, 16 at 125 Hz).
+* **Sensing** — positions quantised to an encoder step and noisy; velocities, currents
+  and wrench noisy (:class:`SensorNoise`; all seeded by ``noise_seed``).
+  ``noise=False`` turns off noise and quantisation.
+
+Timing of one reported sample: ``q``/``q̇`` are the state at the end of the control
+period; ``current`` is the drive torque applied during the last physics substep
+(computed from the state at its start, 0.5 ms earlier at most).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, friction_torque
+from ..io.model_file import DynamicModel
+from ..robot_state import RobotMode, RobotState, SafetyMode
+from ..robots.description import RobotDescription
+from ..robots.model import RobotModel, load_robot
+from .mjcf import PHYSICS_TIMESTEP_S, _end_effector_inertial, build_mjcf
+from .scene import Scene
+from .truth import controller_model, make_truth, nominal_truth
+
+__all__ = ["SensorNoise", "ServoGains", "SimulatedUR"]
+
+
+@dataclass(frozen=True)
+class SensorNoise:
+    """Measurement imperfections (standard deviations of white Gaussian noise; assumptions).
+
+    Encoder step: 2π / 2^20 rad (~6 µrad, an absolute encoder of 20 bit at the joint).
+    Current noise 0.02 A is of the order seen in UR RTDE logs at standstill.
+    """
+
+    position_resolution_rad: float = 2 * np.pi / 2**20
+    position_noise_rad: float = 2e-6
+    velocity_noise_rad_s: float = 2e-4
+    current_noise_a: float = 0.02
+    force_noise_n: float = 0.2
+    torque_noise_nm: float = 0.005
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """The joint servo's closed-loop dynamics (computed-torque PID on the nominal mass matrix).
+
+    Error dynamics ``ë + k_d ė + k_p e + k_i ∫e = 0`` with ``k_p = ω²``, ``k_d = 2ζω`` and
+    ``k_i = integral_fraction · ω³`` (stable while ``k_i < k_d k_p``). The integral removes
+    the position lag that friction would otherwise leave behind a moving or stopped joint;
+    its state is clamped to ``integral_limit_rad_s`` (anti-windup, e.g. when pressing a surface).
+    """
+
+    natural_frequency_rad_s: float = 200.0
+    damping_ratio: float = 0.9
+    integral_fraction: float = 0.0
+    integral_limit_rad_s: float = 2e-3
+
+    def __post_init__(self) -> None:
+        if self.natural_frequency_rad_s <= 0 or self.damping_ratio <= 0:
+            raise ValueError("servo natural frequency and damping ratio must be > 0")
+        if not 0 <= self.integral_fraction < 2 * self.damping_ratio:
+            raise ValueError("servo integral_fraction must be in [0, 2·damping_ratio) for stability")
+
+    @property
+    def kp(self) -> float:
+        return self.natural_frequency_rad_s**2
+
+    @property
+    def kd(self) -> float:
+        return 2.0 * self.damping_ratio * self.natural_frequency_rad_s
+
+    @property
+    def ki(self) -> float:
+        return self.integral_fraction * self.natural_frequency_rad_s**3
+
+
+class _FrictionEvaluator:
+    """dynamics/friction.py's model (P2 eq. 11 + offset) and its slope dτ_f/dq̇, per joint, fused.
+
+    Same expression as :func:`~robot_dynamics_id.dynamics.friction.friction_torque` (equal to
+    ~1e-15 Nm, tested), evaluated without re-stacking the parameters every physics substep.
+    """
+
+    def __init__(self, friction) -> None:
+        self.f_s = np.asarray(friction.static_nm, float)
+        self.f_k = np.asarray(friction.coulomb_nm, float)
+        self.k_v = np.asarray(friction.viscous_nm_s_per_rad, float)
+        self.offset = np.asarray(friction.offset_nm, float)
+        self.x_s = np.asarray(friction.stribeck_velocity_rad_s, float)
+        self.v_k = np.asarray(friction.coulomb_velocity_rad_s, float)
+
+    def torque_and_slope(self, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        eps = SIGN_SMOOTHING_RAD_S
+        r = qd / self.x_s
+        denom = 1.0 + r * r
+        th = np.tanh(qd / eps)
+        tk = np.tanh(qd / self.v_k)
+        torque = self.f_s * (th / denom) + self.f_k * tk + self.k_v * qd + self.offset
+        d_static = (1.0 - th * th) / eps / denom - th * 2.0 * r / self.x_s / (denom * denom)
+        slope = self.f_s * d_static + self.f_k * (1.0 - tk * tk) / self.v_k + self.k_v
+        return torque, slope
+
+
+class SimulatedUR:
+    """A MuJoCo UR arm with a UR-like controller: speedJ servo, direct torque, RTDE-like state.
+
+    ``robot``: a UR name or :class:`RobotDescription` (or URDF path). ``truth``: the plant's
+    true :class:`DynamicModel` (or a model-file path); when ``None`` it is
+    :func:`~robot_dynamics_id.sim.truth.make_truth` (robot, ``truth_seed``) if a seed is
+    given, else the unperturbed :func:`~robot_dynamics_id.sim.truth.nominal_truth`.
+    ``payload_kg``/``payload_com_m`` (tool0 frame) are part of the plant *and* known to the
+    controller (UR's "set payload"), as is the scene's tool mass. ``nominal_model`` replaces
+    the controller's own model (default :func:`~robot_dynamics_id.sim.truth.controller_model`).
+    """
+
+    def __init__(
+        self,
+        *,
+        robot: str | RobotDescription = "ur3",
+        truth: DynamicModel | str | Path | None = None,
+        truth_seed: int | None = None,
+        noise_seed: int = 0,
+        rate_hz: float | None = None,
+        initial_q_rad=None,
+        payload_kg: float = 0.0,
+        payload_com_m=(0.0, 0.0, 0.0),
+        scene: Scene | None = None,
+        realtime: bool = False,
+        noise: bool = True,
+        sensor_noise: SensorNoise | None = None,
+        servo: ServoGains | None = None,
+        physics_timestep_s: float = PHYSICS_TIMESTEP_S,
+        protective_force_limit_n: float | None = None,
+        nominal_model: DynamicModel | None = None,
+    ) -> None:
+        self.robot_model: RobotModel = load_robot(robot)
+        description = self.robot_model.description
+        robot_name = description.name if description is not None else str(robot)
+        if truth is None:
+            if description is None:
+                raise ValueError("a URDF robot has no built-in truth: pass truth=DynamicModel(...)")
+            truth = nominal_truth(robot_name) if truth_seed is None else make_truth(robot_name, truth_seed)
+        elif isinstance(truth, (str, Path)):
+            truth = DynamicModel.load(truth)
+        if not isinstance(truth, DynamicModel):
+            raise ValueError(f"truth must be a DynamicModel, a model-file path or None, got {type(truth).__name__}")
+        if description is not None and truth.robot.strip().lower() != robot_name:
+            raise ValueError(
+                f"truth is a model of {truth.robot!r} but the simulator runs {robot_name!r}; "
+                f"pass robot={truth.robot!r} or a truth made for {robot_name!r}"
+            )
+        self.truth: DynamicModel = truth
+        self._friction = _FrictionEvaluator(truth.friction)
+        self.n_joints: int = self.robot_model.n_joints
+        n = self.n_joints
+
+        if rate_hz is None:
+            rate_hz = description.control_rate_hz if description is not None else 500.0
+        if not rate_hz > 0:
+            raise ValueError(f"rate_hz must be > 0, got {rate_hz}")
+        if payload_kg < 0:
+            raise ValueError(f"payload_kg must be >= 0, got {payload_kg}")
+        self.rate_hz: float = float(rate_hz)
+        self.period_s: float = 1.0 / self.rate_hz
+        self.substeps: int = max(1, int(np.ceil(self.period_s / physics_timestep_s - 1e-9)))
+        self.physics_timestep_s: float = self.period_s / self.substeps
+        self.realtime = bool(realtime)
+        self.noise_enabled = bool(noise)
+        self.sensor_noise = sensor_noise or SensorNoise()
+        self.servo = servo or ServoGains()
+        self.scene = scene
+        self.payload_kg = float(payload_kg)
+        #: a TCP force above this (N) triggers a protective stop, like UR's force limit; None = off
+        self.protective_force_limit_n = protective_force_limit_n
+        self.payload_com_m = np.asarray(payload_com_m, float)
+
+        # ---- MuJoCo plant (truth) --------------------------------------------------------
+        self.mjcf: str = build_mjcf(self.robot_model, truth, timestep_s=self.physics_timestep_s,
+                                    payload_kg=self.payload_kg, payload_com_m=self.payload_com_m, scene=scene)
+        self._mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
+        self._mj_data = mujoco.MjData(self._mj_model)
+        self._scratch_data = mujoco.MjData(self._mj_model)
+        m = self._mj_model
+        self._flange_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "flange")
+        self._ft_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "ft_site")
+        self._ee_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "end_effector")
+        self._ft_force_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "ft_force")]
+        self._ft_torque_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "ft_torque")]
+        self._tool_tip_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "tool_tip")
+        self._surface_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "surface")
+        ee = _end_effector_inertial(self.payload_kg, self.payload_com_m, scene)
+        self._ee_mass_kg = 0.0 if ee is None else ee[0]
+        self._ee_com_tool0_m = np.zeros(3) if ee is None else ee[1]
+        self._gravity = np.array(m.opt.gravity, float)
+
+        # ---- the controller's nominal model (+ the payload/tool it is told about) --------
+        if nominal_model is None:
+            # A custom URDF has no published nominal: the controller then knows the truth.
+            nominal_model = controller_model(robot_name) if description is not None else truth
+        if nominal_model.n_joints != truth.n_joints:
+            raise ValueError("nominal_model and truth must have the same number of joints")
+        #: the model the simulated UR controller believes in (feed-forward, gravity, target_*)
+        self.controller_model: DynamicModel = nominal_model
+        nominal = self.controller_model.robot_model().model.copy()
+        if ee is not None:
+            tool0 = self.robot_model.model.frames[self.robot_model.tool_frame_id].placement
+            nominal.inertias[n] = nominal.inertias[n] + tool0.act(pin.Inertia(ee[0], ee[1], ee[2]))
+        self._nominal = nominal
+        self._nominal_data = nominal.createData()
+        self._nominal_gains = np.asarray(self.controller_model.drive_gains_nm_per_a, float)
+        self._true_gains = np.asarray(truth.drive_gains_nm_per_a, float)
+        if np.any(self._true_gains <= 0) or np.any(self._nominal_gains <= 0):
+            raise ValueError("drive gains must be > 0 Nm/A")
+        self._torque_limit = np.asarray(self.robot_model.torque_limit_nm, float)
+        self._velocity_limit = np.asarray(self.robot_model.velocity_limit_rad_s, float)
+        self._stop_deceleration = float(np.min(self.robot_model.acceleration_limit_rad_s2))
+
+        self._rng = np.random.default_rng(int(noise_seed))
+        self._base_origin = np.zeros(3)
+        #: simulated controller time (RTDE ``timestamp``), s
+        self.time_s: float = 0.0
+        q0 = np.zeros(n) if initial_q_rad is None else initial_q_rad
+        self.reset(q0)
+
+    # ---- commands --------------------------------------------------------------------------
+    def speed_j(self, qd_rad_s, acceleration_rad_s2: float) -> None:
+        """speedJ: ramp the joint velocity reference to ``qd_rad_s`` with the given (leading-axis)
+        acceleration and hold it until changed. Ignored during a protective stop."""
+        qd = np.asarray(qd_rad_s, float)
+        if qd.shape != (self.n_joints,) or not np.all(np.isfinite(qd)):
+            raise ValueError(f"speed_j needs {self.n_joints} finite joint velocities, got {qd_rad_s!r}")
+        a = float(acceleration_rad_s2)
+        if not a > 0 or not np.isfinite(a):
+            raise ValueError(f"speed_j acceleration must be > 0 rad/s², got {acceleration_rad_s2}")
+        if self._protective_stop:
+            return
+        if self._mode != "velocity":
+            self._enter_velocity_mode()
+        self._qd_cmd = np.clip(qd, -self._velocity_limit, self._velocity_limit)
+        self._acceleration = a
+
+    def speed_stop(self, deceleration_rad_s2: float = 10.0) -> None:
+        """Decelerate every joint to rest (speedStop) and hold position."""
+        a = float(deceleration_rad_s2)
+        if not a > 0:
+            raise ValueError(f"speed_stop deceleration must be > 0 rad/s², got {deceleration_rad_s2}")
+        if self._mode != "velocity":
+            self._enter_velocity_mode()
+        self._qd_cmd = np.zeros(self.n_joints)
+        self._acceleration = a
+
+    def direct_torque(self, torque_nm) -> None:
+        """Torque mode: the drives apply ``torque_nm`` + the controller's nominal gravity torque
+        (like UR's ``direct_torque``). Held until changed. Ignored during a protective stop."""
+        tau = np.asarray(torque_nm, float)
+        if tau.shape != (self.n_joints,) or not np.all(np.isfinite(tau)):
+            raise ValueError(f"direct_torque needs {self.n_joints} finite torques (Nm), got {torque_nm!r}")
+        if self._protective_stop:
+            return
+        self._mode = "torque"
+        self._torque_cmd = tau.copy()
+
+    def protective_stop(self) -> None:
+        """Stop the arm (decelerate at the joint acceleration limit) and refuse motion until cleared.
+
+        Also triggered automatically when a joint leaves its position limits or, if
+        ``protective_force_limit_n`` is set, when the TCP force exceeds it."""
+        self._protective_stop = True
+        self.protective_stop_reason = "requested"
+        if self._mode != "velocity":
+            self._enter_velocity_mode()
+        self._qd_cmd = np.zeros(self.n_joints)
+        self._acceleration = self._stop_deceleration
+
+    def clear_protective_stop(self) -> None:
+        """Leave the protective stop; the arm holds its current position until commanded."""
+        self._protective_stop = False
+        self.protective_stop_reason = ""
+        self._enter_velocity_mode()
+        self._qd_cmd = np.zeros(self.n_joints)
+
+    @property
+    def in_protective_stop(self) -> bool:
+        return self._protective_stop
+
+    def reset(self, q_rad, qd_rad_s=None) -> None:
+        """Put the arm at ``q_rad`` (velocity ``qd_rad_s``, default rest), holding position in
+        velocity mode; clears a protective stop. Time is not reset."""
+        n = self.n_joints
+        q = np.asarray(q_rad, float)
+        qd = np.zeros(n) if qd_rad_s is None else np.asarray(qd_rad_s, float)
+        if q.shape != (n,) or qd.shape != (n,):
+            raise ValueError(f"reset needs q and qd of shape ({n},), got {q.shape} and {qd.shape}")
+        d = self._mj_data
+        d.qpos[:] = q
+        d.qvel[:] = qd
+        d.qacc_warmstart[:] = 0.0
+        d.time = self.time_s
+        self._set_base(self.time_s)
+        mujoco.mj_forward(self._mj_model, d)
+        self._protective_stop = False
+        self.protective_stop_reason = ""
+        self._mode = "velocity"
+        self._q_ref = q.copy()
+        self._qd_ref = qd.copy()
+        self._qdd_ref = np.zeros(n)
+        self._error_integral = np.zeros(n)
+        self._qd_cmd = qd.copy()
+        self._acceleration = self._stop_deceleration
+        self._torque_cmd = np.zeros(n)
+        self._motor_torque = self._drive_torque(q, qd, np.zeros(n), update_reference=False)
+        self._friction_applied = friction_torque(self.truth.friction, qd)
+        self._target_moment = self._nominal_rnea(q, qd, np.zeros(n))
+        self._wall_deadline = None
+        self._last_state = self._measure()
+
+    # ---- stepping ----------------------------------------------------------------------------
+    def step(self, n_cycles: int = 1) -> RobotState:
+        """Advance by ``n_cycles`` controller periods; returns the state after the last one."""
+        if n_cycles < 1:
+            raise ValueError(f"n_cycles must be >= 1, got {n_cycles}")
+        for _ in range(int(n_cycles)):
+            self._cycle()
+            if self.realtime:
+                self._sleep_to_deadline()
+        return self._last_state
+
+    def state(self) -> RobotState:
+        """The state reported after the latest cycle (no simulation)."""
+        return self._last_state
+
+    def _cycle(self) -> None:
+        m, d = self._mj_model, self._mj_data
+        friction = self._friction
+        h = self.physics_timestep_s
+        for k in range(self.substeps):
+            q = d.qpos.copy()
+            qd = d.qvel.copy()
+            tau = self._drive_torque(q, qd, None, update_reference=True)
+            tau_f, slope = friction.torque_and_slope(qd)
+            slope = np.maximum(slope, 0.0)
+            # Friction = τ_f(q̇_k) + D (q̇_{k+1} − q̇_k): explicit part here, D q̇_{k+1} by MuJoCo's
+            # implicit joint damping (see module doc).
+            m.dof_damping[:] = slope
+            d.qfrc_applied[:] = tau - tau_f + slope * qd
+            t_next = self.time_s + (k + 1) * h
+            self._set_base(t_next)
+            mujoco.mj_step(m, d)
+            self._motor_torque = tau
+            self._friction_applied = tau_f + slope * (d.qvel - qd)
+        self.time_s += self.period_s
+        d.time = self.time_s
+        q, qd = d.qpos.copy(), d.qvel.copy()
+        if self._mode == "velocity":
+            self._target_moment = self._nominal_rnea(q, qd, self._qdd_ref)
+        else:
+            self._target_moment = self._motor_torque.copy()
+        self._last_state = self._measure()
+        self._check_safety()
+
+    def _check_safety(self) -> None:
+        """UR-like automatic protective stops: joint position limits and (optionally) TCP force."""
+        if self._protective_stop:
+            return
+        if np.any(np.abs(self._mj_data.qpos) > self.robot_model.position_limit_rad):
+            self.protective_stop()
+            self.protective_stop_reason = "joint position limit"
+        elif (self.protective_force_limit_n is not None
+              and np.linalg.norm(self.tcp_wrench_base_true()[:3]) > self.protective_force_limit_n):
+            self.protective_stop()
+            self.protective_stop_reason = f"TCP force above {self.protective_force_limit_n} N"
+
+    def _nominal_rnea(self, q, qd, qdd) -> np.ndarray:
+        return np.array(pin.rnea(self._nominal, self._nominal_data, q, qd, qdd))
+
+    def _drive_torque(self, q, qd, _unused, *, update_reference: bool) -> np.ndarray:
+        """Drive torque of the UR-like controller for the current mode (one physics substep)."""
+        if self._mode == "torque" and not self._protective_stop:
+            g = np.array(pin.computeGeneralizedGravity(self._nominal, self._nominal_data, q))
+            tau = self._torque_cmd + g
+        else:
+            if update_reference:
+                h = self.physics_timestep_s
+                delta = self._qd_cmd - self._qd_ref
+                largest = float(np.max(np.abs(delta)))
+                limit = self._acceleration * h
+                if largest > limit:
+                    # leading-axis scaling: all joints reach the commanded velocity together
+                    delta = delta * (limit / largest)
+                self._q_ref = self._q_ref + (self._qd_ref + 0.5 * delta) * h
+                self._qd_ref = self._qd_ref + delta
+                self._qdd_ref = delta / h
+            s = self.servo
+            error = self._q_ref - q
+            if update_reference:
+                lim = s.integral_limit_rad_s
+                self._error_integral = np.clip(self._error_integral + error * self.physics_timestep_s, -lim, lim)
+            acc = self._qdd_ref + s.kp * error + s.kd * (self._qd_ref - qd) + s.ki * self._error_integral
+            tau = self._nominal_rnea(q, qd, acc)
+        return np.clip(tau, -self._torque_limit, self._torque_limit)
+
+    def _enter_velocity_mode(self) -> None:
+        d = self._mj_data
+        self._mode = "velocity"
+        self._q_ref = d.qpos.copy()
+        self._qd_ref = d.qvel.copy()
+        self._qdd_ref = np.zeros(self.n_joints)
+        self._error_integral = np.zeros(self.n_joints)
+
+    def _set_base(self, t_s: float) -> None:
+        motion = None if self.scene is None else self.scene.base_motion
+        offset = np.zeros(3) if motion is None else np.asarray(motion(t_s), float)
+        self._mj_data.mocap_pos[0] = self._base_origin + offset
+
+    def _sleep_to_deadline(self) -> None:
+        now = time.perf_counter()
+        if self._wall_deadline is None:
+            self._wall_deadline = now
+        self._wall_deadline += self.period_s
+        delay = self._wall_deadline - now
+        if delay > 0:
+            time.sleep(delay)
+        elif delay < -10 * self.period_s:
+            self._wall_deadline = now  # fell far behind: do not try to catch up in a burst
+
+    # ---- measurements --------------------------------------------------------------------------
+    def _measure(self) -> RobotState:
+        d = self._mj_data
+        q = d.qpos.copy()
+        qd = d.qvel.copy()
+        current = self._motor_torque / self._true_gains
+        wrench = self.tcp_wrench_base_true()
+        if self.noise_enabled:
+            sn = self.sensor_noise
+            n = self.n_joints
+            q = q + self._rng.normal(0.0, sn.position_noise_rad, n)
+            q = np.round(q / sn.position_resolution_rad) * sn.position_resolution_rad
+            qd = qd + self._rng.normal(0.0, sn.velocity_noise_rad_s, n)
+            current = current + self._rng.normal(0.0, sn.current_noise_a, n)
+            wrench = wrench + np.concatenate([self._rng.normal(0.0, sn.force_noise_n, 3),
+                                              self._rng.normal(0.0, sn.torque_noise_nm, 3)])
+        safety = SafetyMode.PROTECTIVE_STOP if self._protective_stop else SafetyMode.NORMAL
+        return RobotState(
+            timestamp_s=self.time_s,
+            q_rad=q,
+            qd_rad_s=qd,
+            current_a=current,
+            target_current_a=self._target_moment / self._nominal_gains,
+            target_moment_nm=self._target_moment.copy(),
+            tcp_wrench_base=wrench,
+            robot_mode=int(RobotMode.RUNNING),
+            safety_mode=int(safety),
+            program_running=not self._protective_stop,
+        )
+
+    # ---- ground truth for tests and scoring -------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        """'velocity' (speedJ servo) or 'torque' (direct_torque)."""
+        return self._mode
+
+    @property
+    def motor_torque_nm(self) -> np.ndarray:
+        """The drive torque applied during the last physics substep (true, noise-free), Nm."""
+        return self._motor_torque.copy()
+
+    @property
+    def friction_torque_nm(self) -> np.ndarray:
+        """Friction torque that acted during the last physics substep (opposing motion), Nm."""
+        return self._friction_applied.copy()
+
+    @property
+    def q_true_rad(self) -> np.ndarray:
+        return self._mj_data.qpos.copy()
+
+    @property
+    def qd_true_rad_s(self) -> np.ndarray:
+        return self._mj_data.qvel.copy()
+
+    @property
+    def reference_q_rad(self) -> np.ndarray:
+        """The servo's integrated position reference."""
+        return self._q_ref.copy()
+
+    @property
+    def reference_qd_rad_s(self) -> np.ndarray:
+        """The servo's velocity reference (ramping towards the speedJ command)."""
+        return self._qd_ref.copy()
+
+    @property
+    def base_position_world_m(self) -> np.ndarray:
+        """Where the (possibly moving) base currently is in the world, m."""
+        return self._mj_data.mocap_pos[0].copy()
+
+    def flange_pose_base(self) -> np.ndarray:
+        """Pose of the flange (tool0) in the base frame, 4×4 (true, noise-free)."""
+        d = self._mj_data
+        kinematics = self._scratch_data  # keep the main data's sensor snapshot intact
+        kinematics.qpos[:] = d.qpos
+        kinematics.mocap_pos[:] = d.mocap_pos
+        kinematics.mocap_quat[:] = d.mocap_quat
+        mujoco.mj_kinematics(self._mj_model, kinematics)
+        d = kinematics
+        pose = np.eye(4)
+        pose[:3, :3] = d.site_xmat[self._flange_site].reshape(3, 3)
+        pose[:3, 3] = d.site_xpos[self._flange_site] - d.mocap_pos[0]
+        return pose
+
+    def ft_sensor_wrench_flange(self) -> np.ndarray:
+        """Raw F/T sensor: wrench the end effector (payload + tool) exerts on the flange,
+        [F, M about the flange origin] in tool0 axes, N and Nm (true, noise-free, uncompensated)."""
+        s = self._mj_data.sensordata
+        # MuJoCo's force/torque sensors report the force the parent (flange) exerts on the child
+        # (end effector), in the site frame; the sensor reads the reaction.
+        force = -np.array(s[self._ft_force_adr:self._ft_force_adr + 3])
+        torque = -np.array(s[self._ft_torque_adr:self._ft_torque_adr + 3])
+        return np.concatenate([force, torque])
+
+    def tcp_wrench_base_true(self) -> np.ndarray:
+        """Noise-free ``tcp_wrench_base``: environment wrench on the robot through the tool
+        (sensor minus the payload+tool static weight), base axes, moment about the flange."""
+        rotation = self._mj_data.site_xmat[self._flange_site].reshape(3, 3)
+        raw = self.ft_sensor_wrench_flange()
+        force = rotation @ raw[:3]
+        torque = rotation @ raw[3:]
+        if self._ee_mass_kg > 0:
+            weight = self._ee_mass_kg * self._gravity
+            lever = rotation @ self._ee_com_tool0_m
+            force = force - weight
+            torque = torque - np.cross(lever, weight)
+        return np.concatenate([force, torque])
+
+    def contact_force_world(self) -> np.ndarray:
+        """True total contact force the surface exerts on the tool, world frame, N (for scoring)."""
+        m, d = self._mj_model, self._mj_data
+        total = np.zeros(3)
+        if self._tool_tip_geom < 0:
+            return total
+        f6 = np.zeros(6)
+        for i in range(d.ncon):
+            con = d.contact[i]
+            geoms = (con.geom1, con.geom2)
+            if self._tool_tip_geom not in geoms:
+                continue
+            mujoco.mj_contactForce(m, d, i, f6)
+            force_world = con.frame.reshape(3, 3).T @ f6[:3]
+            # mj_contactForce gives the force geom1 exerts on geom2... along the normal from geom1 to geom2
+            total += force_world if con.geom2 == self._tool_tip_geom else -force_world
+        return total
+
+    def tool_tip_position_world(self) -> np.ndarray:
+        """Centre of the tool's ball tip in the world, m (raises if the scene has no tool)."""
+        if self._tool_tip_geom < 0:
+            raise ValueError("this simulator has no tool: pass scene=Scene(tool=Tool(...))")
+        return self._mj_data.geom_xpos[self._tool_tip_geom].copy()

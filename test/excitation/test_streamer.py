@@ -1,0 +1,74 @@
+"""Streaming a trajectory as velocity commands: ramps, staying on the path, cancel, start check."""
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.excitation.streamer import StartPoseError, TrajectoryStreamer
+from robot_dynamics_id.excitation.trajectory import approach_trajectory
+
+
+def _trajectory():
+    return approach_trajectory(np.zeros(6), np.array([0.6, -0.4, 0.3, 0.2, -0.2, 0.1]),
+                               velocity_limit_rad_s=np.full(6, 0.5), acceleration_limit_rad_s2=np.full(6, 2.0),
+                               rate_hz=500.0, minimum_duration_s=3.0)
+
+
+def _play(streamer, q0, period_s=0.002, cancel_at_s=None, max_s=30.0):
+    q = q0.copy()
+    commands = []
+    t = 0.0
+    while t < max_s:
+        if cancel_at_s is not None and t >= cancel_at_s:
+            streamer.cancel(t)
+        out = streamer.command(t, q)
+        commands.append(out.velocity_rad_s)
+        q = q + out.velocity_rad_s * period_s  # a perfect velocity servo
+        t += period_s
+        if out.phase == "done":
+            break
+    return q, np.array(commands), out
+
+
+def test_plays_to_the_end_pose_with_smooth_commands():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.5)
+    q, commands, last = _play(streamer, traj.start_position_rad)
+    assert last.phase == "done"
+    np.testing.assert_allclose(q, traj.end_position_rad, atol=2e-3)
+    assert np.abs(commands[0]).max() < 1e-6  # starts from rest
+    assert np.abs(commands[-1]).max() == 0.0  # ends with an explicit zero
+    jerk_free = np.abs(np.diff(commands, axis=0)).max()
+    assert jerk_free < 0.01  # rad/s per 2 ms cycle: no steps
+
+
+def test_cancel_stops_smoothly_on_the_path():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.5)
+    q, commands, last = _play(streamer, traj.start_position_rad, cancel_at_s=1.5)
+    assert last.phase == "done"
+    assert last.fraction < 0.9
+    q_ref, _, _ = traj.evaluate(last.trajectory_time_s)
+    np.testing.assert_allclose(q, np.ravel(q_ref), atol=2e-3)  # stopped where the plan was
+    assert np.abs(np.diff(commands, axis=0)).max() < 0.01
+
+
+def test_refuses_to_start_far_from_the_start_pose():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, start_tolerance_rad=0.05)
+    q = traj.start_position_rad.copy()
+    q[2] += 0.3
+    with pytest.raises(StartPoseError, match="0.300 rad from the excitation's start pose on joint 2"):
+        streamer.check_start(q)
+    streamer.check_start(traj.start_position_rad + 0.01)
+
+
+def test_position_feedback_pulls_a_lagging_arm_back_to_the_plan():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.5, position_gain_per_s=5.0)
+    q = traj.start_position_rad.copy()
+    t = 0.0
+    for _ in range(1500):
+        out = streamer.command(t, q)
+        q = q + 0.9 * out.velocity_rad_s * 0.002  # a servo that only reaches 90 % of the command
+        t += 0.002
+    assert out.position_error_rad < 0.01

@@ -1,0 +1,176 @@
+"""The robot loop against a small kinematic fake robot: commands, watchdog, faults, reconnection."""
+
+import time
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.hardware.backend import BackendError, RobotBackend
+from robot_dynamics_id.hardware.robot_loop import LoopState, RobotLoop
+from robot_dynamics_id.hardware.safety import CommandRejected, SafetyGuard, SafetyLimits
+from robot_dynamics_id.robot_state import RobotState, SafetyMode
+
+
+class FakeRobot(RobotBackend):
+    """speedJ semantics on a double integrator; faults can be injected."""
+
+    supports_torque = False
+
+    def __init__(self, rate_hz=500.0):
+        self.rate_hz = rate_hz
+        self.q = np.zeros(6)
+        self.qd = np.zeros(6)
+        self.target = np.zeros(6)
+        self.acc = 1.0
+        self.t = 0.0
+        self.connected = False
+        self.fail_reads = False
+        self.refuse_connect = 0
+        self.safety = int(SafetyMode.NORMAL)
+        self.commands = []
+
+    def connect(self):
+        if self.refuse_connect > 0:
+            self.refuse_connect -= 1
+            raise BackendError("unreachable")
+        self.connected = True
+        self.fail_reads = False
+
+    def disconnect(self):
+        self.connected = False
+
+    def is_connected(self):
+        return self.connected
+
+    def read(self):
+        if self.fail_reads:
+            self.connected = False
+            raise BackendError("connection dropped")
+        return RobotState(timestamp_s=self.t, q_rad=self.q.copy(), qd_rad_s=self.qd.copy(), safety_mode=self.safety)
+
+    def speed_j(self, qd, acc):
+        self.target, self.acc = np.asarray(qd, float), acc
+        self.commands.append(("speedj", np.array(qd)))
+
+    def speed_stop(self, dec):
+        self.target, self.acc = np.zeros(6), dec
+        self.commands.append(("stop", None))
+
+    def end_cycle(self):
+        dt = 1.0 / self.rate_hz
+        step = np.clip(self.target - self.qd, -self.acc * dt, self.acc * dt)
+        self.qd = self.qd + step
+        self.q = self.q + self.qd * dt
+        self.t += dt
+
+
+def make_loop(robot, **kw):
+    limits = SafetyLimits(position_lower_rad=np.full(6, -6.0), position_upper_rad=np.full(6, 6.0),
+                          velocity_rad_s=np.full(6, 1.0), acceleration_rad_s2=np.full(6, 10.0),
+                          torque_nm=np.full(6, 10.0))
+    events = []
+    loop = RobotLoop(backend=robot, guard=SafetyGuard(limits=limits, watchdog_s=0.04),
+                     on_event=lambda lvl, msg: events.append((lvl, msg)),
+                     reconnect_backoff_s=(0.05,), **kw)
+    return loop, events
+
+
+def wait_for(predicate, timeout=3.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_velocity_command_moves_and_watchdog_stops():
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        for _ in range(50):  # stream for ~0.5 s at 100 Hz
+            loop.submit_velocity(np.array([0.5, 0, 0, 0, 0, 0]))
+            time.sleep(0.01)
+        assert robot.qd[0] == pytest.approx(0.5, abs=1e-6)
+        assert loop.status.state == LoopState.MOVING
+        # silence: the watchdog stops the arm
+        assert wait_for(lambda: any("watchdog" in m for _, m in events), timeout=1.0)
+        assert wait_for(lambda: abs(robot.qd[0]) < 1e-9, timeout=1.0)
+    finally:
+        loop.stop()
+    assert not robot.connected
+
+
+def test_nan_command_is_refused_and_stops_the_arm():
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        loop.submit_velocity(np.full(6, 0.2))
+        time.sleep(0.05)
+        with pytest.raises(CommandRejected, match="NaN"):
+            loop.submit_velocity(np.array([np.nan, 0, 0, 0, 0, 0]))
+        assert wait_for(lambda: np.all(np.abs(robot.qd) < 1e-9), timeout=1.0)
+        assert loop.status.rejected_commands == 1
+        assert any("refused" in m for _, m in events)
+    finally:
+        loop.stop()
+
+
+def test_fault_stops_reconnects_and_never_replays_a_stale_command():
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        loop.submit_velocity(np.full(6, 0.3))
+        time.sleep(0.02)
+        robot.refuse_connect = 2
+        robot.fail_reads = True
+        assert wait_for(lambda: loop.status.state == LoopState.CONNECTING)
+        assert wait_for(lambda: loop.status.state == LoopState.READY, timeout=3.0)
+        n_before = len(robot.commands)
+        time.sleep(0.1)
+        # nothing was sent after reconnecting: the old command is gone
+        assert all(kind == "stop" for kind, _ in robot.commands[n_before:])
+        assert any("cannot reach the robot" in m for _, m in events)
+        loop.submit_velocity(np.full(6, 0.1))  # a new command is accepted again
+        assert wait_for(lambda: loop.status.state == LoopState.MOVING)
+    finally:
+        loop.stop()
+
+
+def test_protective_stop_is_a_fault_until_cleared():
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        loop.submit_velocity(np.full(6, 0.3))
+        time.sleep(0.02)
+        robot.safety = int(SafetyMode.PROTECTIVE_STOP)
+        assert wait_for(lambda: loop.status.state == LoopState.FAULT)
+        assert "PROTECTIVE_STOP" in loop.status.fault
+        with pytest.raises(CommandRejected, match="not ready"):
+            loop.submit_velocity(np.full(6, 0.3))
+        robot.safety = int(SafetyMode.NORMAL)
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        time.sleep(0.05)
+        assert np.all(robot.target == 0)
+    finally:
+        loop.stop()
+
+
+def test_torque_refused_on_a_velocity_only_robot():
+    robot = FakeRobot()
+    loop, _ = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        with pytest.raises(CommandRejected, match="does not accept torque"):
+            loop.submit_torque(np.zeros(6))
+    finally:
+        loop.stop()

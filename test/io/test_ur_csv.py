@@ -1,0 +1,127 @@
+"""RTDE CSV reader: ur_rtde and record.py layouts, round trip, and each bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.io.recording import Recording
+from robot_dynamics_id.io.ur_csv import UrCsvError, read_ur_csv, write_ur_csv
+from robot_dynamics_id.robots import JOINT_NAMES
+
+
+def _recording(n: int = 250) -> Recording:
+    rng = np.random.default_rng(3)
+    t = 1234.5 + 0.008 * np.arange(n)  # CB3 125 Hz, controller clock
+
+    def sig() -> np.ndarray:
+        return np.round(rng.normal(size=(n, 6)), 6)
+
+    return Recording(joint_names=JOINT_NAMES, time_s=t, q_rad=sig(), qd_rad_s=sig(), current_a=sig(),
+                     target_current_a=sig(), target_moment_nm=sig(), tcp_wrench=sig())
+
+
+@pytest.mark.parametrize("delimiter", [",", " "])
+def test_round_trip(tmp_path: Path, delimiter: str) -> None:
+    rec = _recording()
+    path = write_ur_csv(tmp_path / "rec.csv", rec, delimiter=delimiter)
+    header = path.read_text().splitlines()[0]
+    assert header.startswith(f"timestamp{delimiter}actual_q_0{delimiter}")
+    assert "actual_TCP_force_5" in header
+    out = read_ur_csv(path)
+    np.testing.assert_allclose(out.time_s, rec.time_s, atol=5e-7)
+    for name in ("q_rad", "qd_rad_s", "current_a", "target_current_a", "target_moment_nm", "tcp_wrench"):
+        np.testing.assert_allclose(getattr(out, name), getattr(rec, name), atol=5e-7, err_msg=name)
+    assert out.effort_nm is None
+    assert out.source is not None and out.source.storage == ("ur_rtde_csv" if delimiter == "," else "rtde_record")
+
+
+def test_ur_rtde_file_with_extra_columns_and_cut_last_line(tmp_path: Path) -> None:
+    """Columns in another order plus fields the reader ignores; the recorder stopped mid-line."""
+    names = (["timestamp"] + [f"target_q_{i}" for i in range(6)] + [f"actual_qd_{i}" for i in range(6)]
+             + ["robot_mode"] + [f"actual_q_{i}" for i in range(6)])
+    lines = [",".join(names)]
+    for k in range(5):
+        row = [f"{0.002 * k:.6f}"] + ["9.0"] * 6 + [f"{-k:.6f}"] * 6 + ["7"] + [f"{k + i / 10:.6f}" for i in range(6)]
+        lines.append(",".join(row))
+    lines.append("0.010000,1.0,2.0")  # cut off
+    path = tmp_path / "robot_data.csv"
+    path.write_text("\n".join(lines) + "\n")
+    rec = read_ur_csv(path)
+    assert rec.n_samples == 5
+    np.testing.assert_allclose(rec.q_rad[:, 2], np.arange(5) + 0.2)
+    np.testing.assert_allclose(rec.qd_rad_s[:, 0], -np.arange(5))
+    assert rec.current_a is None
+    assert any("incomplete" in w for w in rec.warnings)
+
+
+def test_missing_columns_name_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text("timestamp,actual_q_0,actual_q_1,actual_q_2,actual_q_3,actual_q_4,actual_q_5\n0,1,2,3,4,5,6\n")
+    with pytest.raises(UrCsvError, match=r"missing column\(s\) for actual_qd.*startFileRecording"):
+        read_ur_csv(path)
+    rec = _recording(20)
+    good = write_ur_csv(tmp_path / "b.csv", Recording(joint_names=JOINT_NAMES, time_s=rec.time_s,
+                                                      q_rad=rec.q_rad, qd_rad_s=rec.qd_rad_s))
+    with pytest.raises(UrCsvError, match="actual_current"):
+        read_ur_csv(good, require=["current_a"])
+    partial = tmp_path / "c.csv"
+    text = good.read_text().splitlines()
+    partial.write_text("\n".join([text[0] + ",actual_current_0"] + [ln + ",1.0" for ln in text[1:]]) + "\n")
+    with pytest.raises(UrCsvError, match=r"actual_current is incomplete.*actual_current_1"):
+        read_ur_csv(partial)
+
+
+def test_nan_rows_raise_or_drop(tmp_path: Path) -> None:
+    rec = _recording(30)
+    path = write_ur_csv(tmp_path / "n.csv", rec)
+    lines = path.read_text().splitlines()
+    for row in (4, 11):
+        cells = lines[row].split(",")
+        cells[3] = "nan"
+        lines[row] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UrCsvError, match=r"2 of 30 rows hold NaN/inf \(first data rows: 4, 11\).*nan_policy='drop'"):
+        read_ur_csv(path)
+    out = read_ur_csv(path, nan_policy="drop")
+    assert out.n_samples == 28
+
+
+def test_other_bad_inputs(tmp_path: Path) -> None:
+    with pytest.raises(UrCsvError, match="does not exist"):
+        read_ur_csv(tmp_path / "nope.csv")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(UrCsvError, match="empty"):
+        read_ur_csv(empty)
+    binary = tmp_path / "bin.csv"
+    binary.write_bytes(b"\x00\x01\x02timestamp")
+    with pytest.raises(UrCsvError, match="binary"):
+        read_ur_csv(binary)
+    header_only = tmp_path / "h.csv"
+    write_ur_csv(header_only, _recording(3))
+    header_only.write_text(header_only.read_text().splitlines()[0] + "\n")
+    with pytest.raises(UrCsvError, match="no data rows"):
+        read_ur_csv(header_only)
+    text_cell = tmp_path / "t.csv"
+    write_ur_csv(text_cell, _recording(5))
+    lines = text_cell.read_text().splitlines()
+    lines[2] = lines[2].replace(lines[2].split(",")[1], "abc", 1)
+    text_cell.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UrCsvError, match="cannot be read as numbers"):
+        read_ur_csv(text_cell)
+    with pytest.raises(UrCsvError, match="6 joints"):
+        read_ur_csv(text_cell, joint_names=["a", "b"])
+
+
+def test_repeated_timestamps_are_dropped(tmp_path: Path) -> None:
+    rec = _recording(10)
+    path = write_ur_csv(tmp_path / "r.csv", rec)
+    lines = path.read_text().splitlines()
+    lines.insert(5, lines[4])  # the same RTDE cycle twice
+    path.write_text("\n".join(lines) + "\n")
+    out = read_ur_csv(path)
+    assert out.n_samples == 10
+    assert any("repeat" in w for w in out.warnings)

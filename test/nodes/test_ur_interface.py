@@ -1,0 +1,157 @@
+"""ur_interface as a real process over DDS (loopback), started the way its launch file starts it."""
+
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+import rclpy
+
+from robot_dynamics_id.launch_emulation import plan_launch
+from robot_dynamics_id.nodes.probe import probe_session
+from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
+
+pytestmark = pytest.mark.ros
+
+
+def _start(tmp_path, extra=None):
+    (node,) = plan_launch("ur_interface.launch.py", {"sim": "true"})
+    return start_node(node, log_dir=tmp_path, env=loopback_environment(), extra_ros_args=extra)
+
+
+@pytest.fixture(scope="module")
+def probe():
+    assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    p = probe_session(name="ur_interface_test_probe")
+    yield p
+    p.close()
+    rclpy.shutdown()
+
+
+@pytest.fixture()
+def interface(tmp_path, probe):
+    proc = _start(tmp_path)
+    try:
+        assert probe.wait_ready(40.0), f"ur_interface never became ready:\n{proc.log()}"
+        yield proc
+    finally:
+        code = proc.stop()
+        probe.statuses.clear()
+        probe.events.clear()
+        assert code == 0, f"ur_interface did not exit cleanly ({code}):\n{proc.log()}"
+
+
+def test_velocity_command_moves_the_joint_then_watchdog_brings_the_arm_to_rest(tmp_path, probe):
+    # The probe is a Python publisher on a shared 2-core machine: under load its 100 Hz stream can
+    # stall for more than 40 ms, which would (correctly) trip the default watchdog mid-stream. This
+    # test therefore runs with a 100 ms watchdog and accounts for it in the tolerance below.
+    watchdog_s = 0.1
+    proc = _start(tmp_path, extra=["-p", f"watchdog_s:={watchdog_s}"])
+    try:
+        assert probe.wait_ready(40.0), proc.log()
+        probe.clear()
+        assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 50, 5.0)
+        start_q = probe.joint_arrays()[1][-1].copy()
+        probe.stream_velocity([0.5, 0, 0, 0, 0, 0], duration_s=1.0, rate_hz=100.0)
+        t_last_command = time.time()
+        time.sleep(0.8)
+        t, q, qd = probe.joint_arrays()
+        moved = q[-1, 0] - start_q[0]
+        # 0.5 rad/s for 1 s. The 10 rad/s^2 ramp loses 0.0125 rad on the way in and gives it back on the
+        # way out; after the last command the joint runs on for at most the watchdog time (0.05 rad).
+        assert 0.5 - 0.02 <= moved <= 0.5 + 0.5 * watchdog_s + 0.02, f"joint 0 moved {moved:.4f} rad"
+        assert np.abs(q[-1, 1:] - start_q[1:]).max() < 0.01
+        # at rest within watchdog + deceleration (0.5 / 10 = 0.05 s) + 0.15 s transport slack
+        after = t > t_last_command + watchdog_s + 0.05 + 0.15
+        assert after.sum() > 50
+        assert np.abs(qd[after]).max() < 0.01, f"still moving: {np.abs(qd[after]).max():.4f} rad/s"
+        assert any("watchdog" in e for e in probe.events)
+        # stamps strictly increase, spaced at the robot period
+        dt = np.diff(t)
+        assert np.all(dt > 0)
+        assert np.median(dt) == pytest.approx(0.002, abs=1e-4)
+    finally:
+        assert proc.stop() == 0, proc.log()
+        probe.events.clear()
+
+
+def test_nan_command_is_refused_reported_and_stops_the_arm(interface, probe):
+    probe.stream_velocity([0.3, 0, 0, 0, 0, 0], duration_s=0.3)
+    probe.send_velocity([math.nan, 0, 0, 0, 0, 0])
+    assert probe.wait_for(lambda: any("NaN" in e and "refused" in e for e in probe.events), 5.0), probe.events
+    probe.clear()
+    assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 200, 5.0)
+    _, _, qd = probe.joint_arrays()
+    assert np.abs(qd[-50:]).max() < 0.01
+    assert (probe.latest_status() or {}).get("rejected_commands", 0) >= 1
+
+
+def test_out_of_limit_command_is_clamped_to_the_velocity_limit(interface, probe):
+    probe.clear()
+    probe.stream_velocity([5.0, 0, 0, 0, 0, 0], duration_s=0.8)  # UR3 base limit: pi rad/s
+    _, _, qd = probe.joint_arrays()
+    assert qd[:, 0].max() == pytest.approx(math.pi, abs=0.05)
+    assert qd[:, 0].max() <= math.pi + 0.02
+
+
+def test_out_of_limit_command_is_refused_under_refuse_policy(tmp_path, probe):
+    proc = _start(tmp_path, extra=["-p", "limit_policy:=refuse"])
+    try:
+        assert probe.wait_ready(40.0), proc.log()
+        probe.clear()
+        probe.stream_velocity([5.0, 0, 0, 0, 0, 0], duration_s=0.3)
+        assert probe.wait_for(lambda: any("exceeds its limit" in e for e in probe.events), 5.0), probe.events
+        _, _, qd = probe.joint_arrays()
+        assert np.abs(qd[:, 0]).max() < 0.01
+    finally:
+        assert proc.stop() == 0
+        probe.events.clear()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("robot:=ur4", "unknown robot 'ur4'"),
+    ("robot:=/nonexistent/arm.urdf", "neither a known robot"),
+    ("velocity_limits_rad_s:=[-1.0,1.0,1.0,1.0,1.0,1.0]", "velocity_limits_rad_s' must be > 0"),
+    ("joint_names:=[a,b,c]", "'joint_names' has 3 names, the robot has 6 joints"),
+    ("rate_hz:=300.0", "'rate_hz' = 300.0 is not allowed"),
+    ("watchdog_s:=5.0", "'watchdog_s' = 5.0 is out of range"),
+])
+def test_bad_configuration_stops_start_up_naming_the_problem(tmp_path, override, message):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from robot_dynamics_id.launch_emulation import node_command
+
+    (node,) = plan_launch("ur_interface.launch.py", {"sim": "true"})
+    cmd = node_command(node, executable_dir=Path(sys.executable).parent) + ["-p", override]
+    result = subprocess.run(cmd, env=loopback_environment(), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+
+
+def test_missing_parameter_file_is_named(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "ur_interface")
+    result = subprocess.run([exe, "--ros-args", "--params-file", str(tmp_path / "missing.yaml")],
+                            env=loopback_environment(), capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "missing.yaml" in result.stderr + result.stdout
+
+
+def test_malformed_parameter_file_is_refused(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ur_interface:\n  ros__parameters:\n    rate_hz: [500\n")
+    exe = str(Path(sys.executable).parent / "ur_interface")
+    result = subprocess.run([exe, "--ros-args", "--params-file", str(bad)],
+                            env=loopback_environment(), capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "bad.yaml" in result.stderr + result.stdout
