@@ -16,9 +16,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
-# A per-run DDS domain, so parallel runs on one machine do not see each other.
-ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c 'import os; print(os.getpid() % 90 + 10)')
-export ROS_DOMAIN_ID
+# Each run (test session, demo) reserves a free DDS domain of its own in Python
+# (robot_dynamics_id.ros_processes.reserve_domain_id), so parallel runs never meet.
 ifeq ($(ROS_DISTRO),humble)
 # Humble predates ROS_AUTOMATIC_DISCOVERY_RANGE.
 export ROS_LOCALHOST_ONLY := 1

@@ -27,6 +27,8 @@ setup(
         "console_scripts": [
             "rdi = robot_dynamics_id.cli:main",
             "ur_interface = robot_dynamics_id.nodes.ur_interface:main",
+            "excitation = robot_dynamics_id.nodes.excitation:main",
+            "torque_logger = robot_dynamics_id.nodes.torque_logger:main",
         ],
     },
 )

@@ -12,6 +12,7 @@ Also runs the polishing scene (tool + surface contact) at 500 Hz.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -44,7 +45,8 @@ def main() -> int:
     runs, seconds = (3, 1.0) if args.quick else (5, 4.0)
     cases = [("500 Hz (e-Series)", 500.0, None), ("125 Hz (CB3)", 125.0, None),
              ("500 Hz + polishing scene", 500.0, polishing_scene(surface_top_m=(0.3, 0.0, -0.3)))]
-    print(f"simulated UR3, {runs} runs x {seconds:.0f} s of simulated time per case")
+    print(f"simulated UR3, {runs} runs x {seconds:.0f} s of simulated time per case; "
+          f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'case':28s} {'substeps':>8s} {'median step':>12s} {'p99 step':>10s} {'RTF(median)':>12s} {'RTF(run)':>9s}")
     for label, rate, scene in cases:
         all_times = []
@@ -58,6 +60,7 @@ def main() -> int:
         median, p99 = np.median(t), np.percentile(t, 99)
         print(f"{label:28s} {substeps:8d} {median * 1e6:9.1f} us {p99 * 1e6:7.1f} us "
               f"{(1.0 / rate) / median:12.1f} {np.median(run_rtf):9.1f}")
+    print(f"load average at end {os.getloadavg()[0]:.1f} (p99 is dominated by other processes when it is high)")
     return 0
 
 

@@ -295,6 +295,8 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
 def _ros_arg_value(value: Any) -> str:
     """A parameter override as ``-p name:=value`` expects it (YAML syntax)."""
     if isinstance(value, str):
+        if value == "":
+            return "''"
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError:

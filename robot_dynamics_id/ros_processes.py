@@ -19,7 +19,34 @@ from pathlib import Path
 
 from .launch_emulation import NodeLaunch, node_command
 
-__all__ = ["NodeProcess", "loopback_environment", "start_node"]
+__all__ = ["NodeProcess", "loopback_environment", "reserve_domain_id", "start_node"]
+
+_DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_id_dds_domains")
+_held_domain_locks: list = []
+
+
+def reserve_domain_id(low: int = 1, high: int = 101) -> int:
+    """Pick a DDS domain no other run of this package on this machine is using, and hold it.
+
+    Each run (a test session, a demo) takes an exclusive lock on a file per
+    domain, kept until the process exits, so parallel runs never hear each
+    other's topics. Domains 1..101 are the ones Fast DDS can use on Linux.
+    """
+    import fcntl
+
+    _DOMAIN_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    candidates = list(range(low, high + 1))
+    random.shuffle(candidates)
+    for domain in candidates:
+        handle = open(_DOMAIN_LOCK_DIR / f"{domain}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _held_domain_locks.append(handle)
+        return domain
+    raise RuntimeError(f"every DDS domain {low}..{high} is in use by other runs on this machine")
 
 
 def loopback_environment(domain_id: int | None = None, base: dict | None = None) -> dict[str, str]:
@@ -27,7 +54,7 @@ def loopback_environment(domain_id: int | None = None, base: dict | None = None)
 
     ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Iron and later) and, for Humble,
     ``ROS_LOCALHOST_ONLY=1``. The domain is ``domain_id``, else the caller's
-    ``ROS_DOMAIN_ID``, else a random one in 10..99.
+    ``ROS_DOMAIN_ID``, else a free one from :func:`reserve_domain_id`.
     """
     env = dict(os.environ if base is None else base)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -35,7 +62,8 @@ def loopback_environment(domain_id: int | None = None, base: dict | None = None)
         env["ROS_LOCALHOST_ONLY"] = "1"
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(int(domain_id))
-    env.setdefault("ROS_DOMAIN_ID", str(random.randint(10, 99)))
+    if "ROS_DOMAIN_ID" not in env:
+        env["ROS_DOMAIN_ID"] = str(reserve_domain_id())
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.setdefault("MUJOCO_GL", "egl")
     return env

@@ -7,14 +7,15 @@ starts because subprocesses inherit ``os.environ``.
 """
 
 import os
-import random
 from pathlib import Path
+
+from robot_dynamics_id.ros_processes import reserve_domain_id
 
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 if os.environ.get("ROS_DISTRO") == "humble":
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
-# A test-specific domain unless the caller (the Makefile) chose one for this run.
-os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(110, 160)))
+# A DDS domain of this test session's own: parallel runs on one machine never hear each other.
+os.environ["ROS_DOMAIN_ID"] = str(reserve_domain_id())
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

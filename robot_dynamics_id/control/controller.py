@@ -133,11 +133,22 @@ class ControllerConfig:
     #: nearly stand still; the friction left uncompensated below this speed is taken up
     #: by the force integrator and the motion PD.
     friction_compensation_velocity_rad_s: float = 0.05
+    #: which joint velocity the compensation is evaluated at: "measured", or "desired" (the
+    #: motion target's twist mapped to the joints with the dynamically consistent inverse
+    #: M^-1 J^T Lambda; smooth, so no chatter at reversals, but blind to motion the force
+    #: loop makes), or "sum" (desired + measured minus their common part: desired where the
+    #: target moves, measured along the force-controlled directions)
+    friction_velocity_source: str = "measured"
     # ---- sensorless force estimation -------------------------------------------------
     observer_gain_per_s: float = 60.0
     # ---- velocity output --------------------------------------------------------------
     #: integrate the commanded velocity from the previous command ("command") or the measured one
     velocity_integration_base: str = "command"
+    #: velocity output, force-controlled axes: a velocity-servoed arm pressing on a stiff surface
+    #: is a stiff spring, so the force loop uses a virtual (admittance) mass instead of Lambda,
+    #: xdd_f = F*_force * scale + (f_d - f) / mass (kg), to stay stable at 125 Hz.
+    velocity_mode_admittance_mass_kg: float = 60.0
+    velocity_mode_force_gain_scale: float = 0.1
     # ---- refusal limits -----------------------------------------------------------------
     max_force_n: float = 60.0
     max_moment_nm: float = 5.0
@@ -155,13 +166,17 @@ class ControllerConfig:
                      "kp_moment_rad_s2_per_nm", "ki_moment_rad_s2_per_nm_s", "kv_moment_per_s",
                      "force_error_limit_n", "moment_error_limit_nm", "force_integral_limit_n_s",
                      "moment_integral_limit_nm_s", "friction_compensation_scale",
-                     "friction_compensation_velocity_rad_s", "observer_gain_per_s",
+                     "friction_compensation_velocity_rad_s", "velocity_mode_force_gain_scale", "observer_gain_per_s",
                      "max_force_n", "max_moment_nm", "reach_margin_m"):
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"controller option {name} must be finite and >= 0, got {value}")
         if len(self.motion_axes) != 6:
             raise ValueError("motion_axes needs 6 flags (x, y, z, rx, ry, rz of the tool-tip frame)")
+        if not self.velocity_mode_admittance_mass_kg > 0:
+            raise ValueError("velocity_mode_admittance_mass_kg must be > 0")
+        if self.friction_velocity_source not in ("measured", "desired", "sum"):
+            raise ValueError("friction_velocity_source must be 'measured', 'desired' or 'sum'")
         if self.velocity_integration_base not in ("command", "measured"):
             raise ValueError("velocity_integration_base must be 'command' or 'measured'")
 
@@ -469,6 +484,9 @@ class OperationalSpaceController:
 
         F = self._F
         c.force_error[:] = 0.0
+        velocity_out = cfg.output_mode is OutputMode.VELOCITY
+        if velocity_out:
+            twist_cmd = osm.J @ (self._qd_cmd if self._qd_cmd_valid else qd_rad_s)
         if stage is ContactStage.HYBRID:
             omega, omega_t = selection_matrices(r_task, self._motion_mask, self._omega, self._omega_t)
             # Force law at the tool tip in task axes, P2 eq. (4), with saturation and anti-windup.
@@ -497,8 +515,22 @@ class OperationalSpaceController:
             ff_o = shift_wrench(ff_base, osm.tip_position_m, osm.position_m, out=self._ff_o)
             # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
             F[:] = lam @ (omega @ accel + f_star_o - osm.dJ_qd) + ff_o
+            if velocity_out:
+                # admittance in the force directions (see velocity_mode_admittance_mass_kg), damped
+                # on the COMMANDED twist: pressed on a surface the arm stands still while its
+                # servo reference may still move.
+                err_base = np.r_[r_task @ err[:3], r_task @ err[3:]]
+                err_o = shift_wrench(err_base, osm.tip_position_m, osm.position_m)
+                a_vel = (omega @ accel + cfg.velocity_mode_force_gain_scale * f_star_o
+                         + err_o / cfg.velocity_mode_admittance_mass_kg
+                         - cfg.kv_force_per_s * (omega_t @ twist_cmd))
         else:
             F[:] = lam @ (accel - osm.dJ_qd)
+            if velocity_out:
+                a_vel = accel
+                if stage is ContactStage.IMPACT:
+                    # P2 eq. (10) on the commanded motion, plus yielding to the contact force
+                    a_vel = -cfg.kv_impact_per_s * twist_cmd - w_o / cfg.velocity_mode_admittance_mass_kg
         c.stage = stage
         del stage_before
 
@@ -508,15 +540,29 @@ class OperationalSpaceController:
         jtf = gamma.copy()
         gamma += osm.h
         if cfg.friction_compensation:
-            gamma += self._friction(qd_rad_s)
+            source = cfg.friction_velocity_source
+            if source == "measured":
+                gamma += self._friction(qd_rad_s)
+            else:
+                qd_desired = osm.M_inv @ (osm.J.T @ (lam @ self._xd_d))
+                if source == "sum" and stage is ContactStage.HYBRID:
+                    # measured motion along the force-controlled directions + desired motion elsewhere
+                    qd_force = osm.M_inv @ (osm.J.T @ (lam @ (omega_t @ twist)))
+                    qd_desired = qd_desired + qd_force
+                gamma += self._friction(qd_desired)
         np.copyto(c.contact_wrench_tip_base, w_tip)
         c.sigma_min = self.singularity.sigma_min
         c.singular_weight = self.singularity.padding_weight
         c.stopped = False
 
-        # closed-loop model acceleration qdd = M^-1 (Gamma - h - tau_f + J^T w_env), w_env = -w_o
-        jtf -= osm.J.T @ w_o
-        qdd = np.dot(osm.M_inv, jtf, out=c.joint_acceleration_rad_s2)
+        if cfg.output_mode is OutputMode.TORQUE:
+            # closed-loop model acceleration qdd = M^-1 (Gamma - h - tau_f + J^T w_env), w_env = -w_o
+            jtf -= osm.J.T @ w_o
+            np.dot(osm.M_inv, jtf, out=c.joint_acceleration_rad_s2)
+        else:
+            # velocity output: the closed-loop model's acceleration, qdd = M^-1 J^T Lambda (a - Jd qd)
+            np.dot(osm.M_inv, osm.J.T @ (lam @ (a_vel - osm.dJ_qd)), out=c.joint_acceleration_rad_s2)
+        qdd = c.joint_acceleration_rad_s2
         if cfg.output_mode is OutputMode.TORQUE:
             tau = c.torque_nm
             tau[:] = gamma

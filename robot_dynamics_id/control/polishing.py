@@ -57,6 +57,31 @@ def _smooth(x: float) -> tuple[float, float, float]:
     return (x**3 * (10 - 15 * x + 6 * x * x), 30 * x * x * (1 - x) ** 2, 60 * x * (1 - x) * (1 - 2 * x))
 
 
+def solve_ik(robot_model, target, q_init: np.ndarray, *, local_offset_m=(0.0, 0.0, 0.0),
+             iterations: int = 200) -> np.ndarray:
+    """Joint angles placing ``tool0 * Tz(local_offset)`` at the pinocchio SE3 ``target``
+    (damped Gauss-Newton from ``q_init``); raises RuntimeError if it does not converge."""
+    import pinocchio as pin
+
+    model = robot_model.model
+    data = model.createData()
+    fid = robot_model.tool_frame_id
+    offset = pin.SE3(np.eye(3), np.asarray(local_offset_m, float))
+    q = np.asarray(q_init, float).copy()
+    for _ in range(iterations):
+        pin.framesForwardKinematics(model, data, q)
+        current = data.oMf[fid] * offset
+        err = pin.log6(current.actInv(target)).vector
+        if np.linalg.norm(err) < 1e-10:
+            return q
+        jac = offset.toActionMatrixInverse() @ pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL)
+        q = q + np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(model.nv), jac.T @ err)
+    pin.framesForwardKinematics(model, data, q)
+    if np.linalg.norm(pin.log6((data.oMf[fid] * offset).actInv(target)).vector) > 1e-6:
+        raise RuntimeError("inverse kinematics did not converge: the target is probably out of reach")
+    return q
+
+
 @dataclass
 class PolishingResult:
     """Time series of a polishing run and its summary figures (true contact force)."""
@@ -114,9 +139,12 @@ def run_polishing(
     seed: int = 0,
     settle_s: float = 0.5,
     approach_speed_m_s: float = 0.05,
+    start_height_m: float = 0.03,
+    approach_depth_m: float = 0.02,
     expected_surface_error_m: float = 0.005,
     config_overrides: dict | None = None,
     record_step_time: bool = False,
+    contact: ContactModel | None = None,
 ) -> PolishingResult:
     """The P2 polishing task on the MuJoCo UR3 (see the module docstring).
 
@@ -137,7 +165,20 @@ def run_polishing(
     tool = Tool()
     motion = SinusoidalBaseMotion() if base_motion else None
     scene = polishing_scene(tool=tool, base_motion=motion)
-    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=START_Q_RAD,
+    if contact is not None:
+        scene = Scene(tool=scene.tool, surface=scene.surface, contact=contact, base_motion=scene.base_motion)
+    # start with the tip start_height_m above the surface, tool pointing straight down
+    import pinocchio as pin
+
+    robot = controller_model.robot_model()
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, START_Q_RAD)
+    tip0 = data.oMf[robot.tool_frame_id] * pin.SE3(np.eye(3), tool.tip_point_tool0_m)
+    rotation_down = np.array([[0.0, -1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])  # tool z straight down
+    top = scene.surface.height_m(tip0.translation[0], tip0.translation[1])
+    start_tip = pin.SE3(rotation_down, np.array([tip0.translation[0], tip0.translation[1], top + start_height_m]))
+    q_start = solve_ik(robot, start_tip, START_Q_RAD, local_offset_m=tool.tip_point_tool0_m)
+    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
                       scene=scene, noise=noise, noise_seed=seed)
     period = 1.0 / rate_hz
     options = dict(period_s=period, output_mode=mode, force_source=force_source, payload=tool_payload(tool),
@@ -153,7 +194,7 @@ def run_polishing(
     guess = surface_top + expected_surface_error_m
     # P2 eq. (10), stage 1: aim at a point just below the expected surface.
     approach_target = start.copy()
-    approach_target[2] = guess - tip_offset[2] - 0.010
+    approach_target[2] = guess - tip_offset[2] - approach_depth_m
     approach_length = float(start[2] - approach_target[2])
     approach_time = 1.875 * approach_length / approach_speed_m_s  # quintic ramp: peak speed 1.875 L / T
     ctl.set_motion_target(start, rotation_d)

@@ -235,6 +235,19 @@ class CheckReport:
                 f"{self.lowest_height_m:.3f} m")
 
 
+def _joint_names(trajectory: JointTrajectory, robot: RobotModel) -> tuple[str, ...]:
+    """Joint names for messages: the file's if it has real ones (checked against the robot), else the robot's."""
+    generic = tuple(f"joint{j + 1}" for j in range(trajectory.n_joints))
+    if trajectory.joint_names == generic:
+        return tuple(robot.joint_names)
+    for mine, theirs in zip(trajectory.joint_names, robot.joint_names):
+        if not (mine == theirs or mine.endswith(theirs) or theirs.endswith(mine)):  # allow a tf prefix
+            raise ValueError(f"joint names of the trajectory {list(trajectory.joint_names)} do not match robot "
+                             f"{robot.name!r} {list(robot.joint_names)} (same order required); plan for this robot "
+                             "or fix joint_names in the file")
+    return trajectory.joint_names
+
+
 def _first_index(mask: np.ndarray) -> tuple[int, int] | None:
     """(sample, column) of the first True in a (N, m) mask, earliest sample then lowest column."""
     rows = np.flatnonzero(mask.any(axis=1))
@@ -265,7 +278,7 @@ def check_trajectory(
                          f"{limits.n_joints}: plan for this robot")
     if require_zero_acceleration_at_ends is None:
         require_zero_acceleration_at_ends = trajectory.kind == "fourier"
-    names = trajectory.joint_names
+    names = _joint_names(trajectory, robot)
     t = trajectory.time_s
     q, qd, qdd = trajectory.position_rad, trajectory.velocity_rad_s, trajectory.acceleration_rad_s2
 
@@ -318,7 +331,8 @@ def check_trajectory(
         if limits.table_height_m is not None:
             hit = _first_index(heights < limits.table_height_m - eps)
             if hit:
-                k, i = hit
+                k = hit[0]
+                i = int(np.argmin(heights[k]))  # name the lowest point at the first offending sample
                 add("keep_out", k, TrajectoryLimitError(quantity="keep_out", time_s=t[k], joint=point_names[i],
                                                         value=heights[k, i], limit=limits.table_height_m))
 

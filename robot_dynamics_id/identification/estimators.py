@@ -30,6 +30,7 @@ from ..dynamics.consistency import log_cholesky_from_standard, log_cholesky_jaco
 __all__ = [
     "ConsistentEstimate",
     "LinearEstimate",
+    "NormalEquations",
     "compress",
     "iteratively_reweighted_least_squares",
     "ordinary_least_squares",
@@ -225,6 +226,9 @@ def physically_consistent_least_squares(
     hi_eta = np.full((n, 10), np.inf)
     lo_eta[:, 0], hi_eta[:, 0] = 0.5 * np.log(mass_lo), 0.5 * np.log(mass_hi)
     lo_eta[:, 7:10], hi_eta[:, 7:10] = prior_com - half[:, None], prior_com + half[:, None]
+    # e^d_i and s_ij are radii of gyration (m) about the CoM: bounded to keep exp() finite.
+    lo_eta[:, 1:4], hi_eta[:, 1:4] = np.log(1e-4), np.log(2.0)
+    lo_eta[:, 4:7], hi_eta[:, 4:7] = -2.0, 2.0
     n_extra = p_full - 10 * n
     lo_extra = np.full(n_extra, -np.inf)
     at = 0
@@ -260,3 +264,77 @@ def physically_consistent_least_squares(
     return ConsistentEstimate(full_parameters=full, log_cholesky=sol.x[: 10 * n].reshape(n, 10), cost=float(sol.cost),
                               success=bool(sol.success), message=str(sol.message), n_evaluations=int(sol.nfev),
                               info={"optimality": float(sol.optimality)})
+
+
+@dataclass(frozen=True)
+class NormalEquations:
+    """Per-joint normal equations of a stacked regressor: G_j = W_j^T W_j, b_j = W_j^T y_j, c_j = y_j^T y_j.
+
+    Any per-joint weighting (WLS) is then a weighted sum of these small matrices, so
+    long recordings are touched once; columns are scaled to unit norm first, which
+    keeps the squared condition number harmless for a well-excited base regressor.
+    """
+
+    gram: np.ndarray  # (n, p, p), scaled columns
+    rhs: np.ndarray  # (n, p)
+    yy: np.ndarray  # (n,)
+    column_scale: np.ndarray  # (p,)
+    n_samples: int
+
+    @classmethod
+    def from_regressor(cls, w, y, n_joints: int) -> NormalEquations:
+        w, y = _check(w, y, n_joints)
+        scale = np.linalg.norm(w, axis=0)
+        scale[scale == 0] = 1.0
+        n_samples = w.shape[0] // n_joints
+        p = w.shape[1]
+        gram = np.empty((n_joints, p, p))
+        rhs = np.empty((n_joints, p))
+        yy = np.empty(n_joints)
+        for j in range(n_joints):
+            wj = w[j::n_joints] / scale
+            gram[j] = wj.T @ wj
+            rhs[j] = wj.T @ y[j::n_joints]
+            yy[j] = y[j::n_joints] @ y[j::n_joints]
+        return cls(gram, rhs, yy, scale, n_samples)
+
+    @property
+    def n_joints(self) -> int:
+        return int(self.yy.shape[0])
+
+    def _weighted(self, joint_weights: np.ndarray):
+        g = np.einsum("j,jpq->pq", joint_weights, self.gram)
+        b = joint_weights @ self.rhs
+        return g, b
+
+    def residual_rms(self, parameters: np.ndarray) -> np.ndarray:
+        """Per-joint RMS residual of ``parameters`` (unscaled)."""
+        x = np.asarray(parameters) * self.column_scale
+        rss = self.yy - 2 * self.rhs @ x + np.einsum("p,jpq,q->j", x, self.gram, x)
+        return np.sqrt(np.maximum(rss, 0.0) / self.n_samples)
+
+    def solve(self, joint_weights: np.ndarray | None = None, *, method: str = "wls") -> LinearEstimate:
+        """Weighted LS with one weight per joint (None = OLS), with covariance and per-joint RMS."""
+        n = self.n_joints
+        wj = np.ones(n) if joint_weights is None else np.asarray(joint_weights, float)
+        g, b = self._weighted(wj)
+        chol = scipy.linalg.cho_factor(g)
+        x_scaled = scipy.linalg.cho_solve(chol, b)
+        x = x_scaled / self.column_scale
+        rms = self.residual_rms(x)
+        p = g.shape[0]
+        dof = max(self.n_samples * n - p, 1)
+        weighted_sigma2 = float(np.sum(wj * rms**2) * self.n_samples / dof)
+        cov = weighted_sigma2 * scipy.linalg.cho_solve(chol, np.eye(p)) / np.outer(self.column_scale, self.column_scale)
+        return LinearEstimate(parameters=x, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
+                              residual_rms_nm=rms, row_weights=np.tile(wj, self.n_samples),
+                              method="ols" if joint_weights is None else method, iterations=1)
+
+    def compressed(self, joint_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(R, z) with ||R x - z||^2 = weighted ||W x - y||^2 - const (R^T R = G by Cholesky)."""
+        n = self.n_joints
+        wj = np.ones(n) if joint_weights is None else np.asarray(joint_weights, float)
+        g, b = self._weighted(wj)
+        upper = scipy.linalg.cholesky(g, lower=False)
+        z = scipy.linalg.solve_triangular(upper, b, trans="T")
+        return upper / self.column_scale[None, :], z

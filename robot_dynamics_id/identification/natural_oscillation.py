@@ -34,7 +34,11 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from robot_dynamics_id.sim.pendulum import PlanarChainLumpedModel
+from robot_dynamics_id.sim.pendulum import (
+    PlanarChainLumpedModel,
+    _coriolis_from_couplings,
+    _gravity_from_first_moments,
+)
 
 __all__ = [
     "BracketingResult",
@@ -104,26 +108,26 @@ class PlanarChainFactorModel:
     nominal: PlanarChainLumpedModel
     measure_relative_angles: bool = True
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_nominal_vector", self.nominal.parameter_vector())
+        object.__setattr__(self, "_upper", np.triu_indices(self.nominal.n_links, 1))
+
     @property
     def factor_names(self) -> tuple[str, ...]:
         return tuple(name.split("_")[1] for name in self.nominal.parameter_names())
 
     def torque(self, q: np.ndarray, qd: np.ndarray, factors: np.ndarray) -> np.ndarray:
         n = self.nominal.n_links
-        p = self.nominal.parameter_vector() * np.asarray(factors, float)
+        p = self._nominal_vector * np.asarray(factors, float)
         n_c = n * (n - 1) // 2
         first_moment = p[..., n_c:]
         coupling = np.zeros(p.shape[:-1] + (n, n))
-        iu = np.triu_indices(n, 1)
-        coupling[(...,) + iu] = p[..., :n_c]
+        coupling[(...,) + self._upper] = p[..., :n_c]
         coupling = coupling + np.swapaxes(coupling, -1, -2)
         q = np.asarray(q, float)
-        qd = np.asarray(qd, float)
-        phi, phid = np.cumsum(q, -1), np.cumsum(qd, -1)
         # P1 eq. (15) generalised to n links (see robot_dynamics_id.sim.pendulum).
-        s = np.einsum("...jk,...jk,...k->...j", coupling, np.sin(phi[..., :, None] - phi[..., None, :]), phid**2)
-        v = s - self.nominal.gravity_m_s2 * first_moment * np.sin(phi)
-        return np.flip(np.cumsum(np.flip(v, -1), -1), -1)
+        g = _gravity_from_first_moments(first_moment, q, self.nominal.gravity_m_s2)
+        return g + _coriolis_from_couplings(coupling, q, np.asarray(qd, float))
 
     def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
         q = np.asarray(q, float)
@@ -150,6 +154,10 @@ class PushExperiment:
     that many periods — the zero-crossing frequency needs no fixed window.
     ``plant_gravity_compensation`` is subtracted from the command, for plants
     that add their own gravity model to a torque command (UR ``direct_torque``).
+    ``predict_half_step`` evaluates the law at ``q + qd period/2``: a torque held
+    over a period acts, on average, half a period late, and that lag on the
+    (large) gravity term is a negative damping of about ``g B period / 2`` that
+    makes the oscillation grow; the prediction removes it to first order.
     ``hold_joints``/``hold_gains`` keep joints that are not part of the
     experiment at their start angle by PD control.
     """
@@ -162,6 +170,7 @@ class PushExperiment:
     plant_gravity_compensation: Callable[[np.ndarray], np.ndarray] | None = None
     hold_joints: tuple[int, ...] = ()
     hold_gains: tuple[float, float] = (0.0, 0.0)
+    predict_half_step: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "upright_q_rad", np.asarray(self.upright_q_rad, float))
@@ -313,9 +322,10 @@ def run_push_trial(arm: TorqueControlledArm, model: FactorizedArmModel, factors:
     q, qd = q0, qd0
     last = n_steps
     for i in range(1, n_steps + 1):
-        tau = model.torque(q, qd, f)
+        q_law = q + (0.5 * arm.period_s) * qd if experiment.predict_half_step else q
+        tau = model.torque(q_law, qd, f)
         if experiment.plant_gravity_compensation is not None:
-            tau = tau - experiment.plant_gravity_compensation(q)
+            tau = tau - experiment.plant_gravity_compensation(q_law)
         if hold:
             tau = np.array(tau, float)
             tau[..., hold] = kp * (q0[..., hold] - q[..., hold]) - kd * qd[..., hold]

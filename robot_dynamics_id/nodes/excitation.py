@@ -54,6 +54,9 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
 )
 
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+# Reliable like the UR driver expects; a deeper writer history than the driver's depth 1 so that a
+# recorder that falls behind for a moment still receives every command (the robot reads only the newest).
+_COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -99,7 +102,7 @@ class ExcitationNode(Node):
         self._finished = threading.Event()
         self.exit_code = 0
         self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
-                                                  _COMMAND_QOS)
+                                                  _COMMAND_PUBLISH_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)

@@ -123,7 +123,7 @@ class TorqueLoggerNode(Node):
         # Match the publishers: a reliable subscription never connects to a best-effort publisher.
         infos = self.get_publishers_info_by_topic(topic)
         best_effort = any(i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for i in infos)
-        return QoSProfile(depth=1000,
+        return QoSProfile(depth=10000,
                           reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.VOLATILE)
 

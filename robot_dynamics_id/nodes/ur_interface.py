@@ -46,8 +46,8 @@ __all__ = ["UrInterfaceNode", "main"]
 
 #: Commands: reliable, depth 1 (the UR driver's convention; only the newest matters).
 COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
-#: State topics: reliable with a deep queue so a recorder on this machine loses nothing.
-STATE_QOS = QoSProfile(depth=500, reliability=ReliabilityPolicy.RELIABLE)
+#: State topics: reliable with a deep history (20 s at 500 Hz) so a busy recorder loses nothing.
+STATE_QOS = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def _stamp(msg_header, t_s: float) -> None:

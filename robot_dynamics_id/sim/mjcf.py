@@ -12,7 +12,12 @@ parameterisation. Rotor inertia is MuJoCo joint ``armature`` (pinocchio's
 
 Bodies and names used by :mod:`robot_dynamics_id.sim.plant`:
 
-* ``base`` — a mocap body carrying the arm, so the base can be moved kinematically;
+* ``base`` — the body carrying the arm: fixed in the world, or, with ``moving_base``,
+  on three slide joints ``base_x/y/z`` with a huge armature (1e6 kg) whose position
+  and velocity the plant prescribes every substep. Unlike a mocap body this gives the
+  links their true world velocities (contact damping and friction see the base's
+  motion); the base's acceleration does not act on the arm (negligible for a few cm
+  at 0.1–0.3 Hz: ~0.05 m/s²);
 * ``link1`` … ``linkN`` with hinge joints ``joint1`` … ``jointN``;
 * ``end_effector`` — welded at the flange; holds the payload and the optional tool;
   its origin site ``ft_site`` (= tool0) carries the force/torque sensors ``ft_force``
@@ -99,6 +104,7 @@ def build_mjcf(
     payload_kg: float = 0.0,
     payload_com_m=(0.0, 0.0, 0.0),
     scene: Scene | None = None,
+    moving_base: bool = False,
 ) -> str:
     """Return the MJCF text of the arm with ``truth``'s inertials, optional payload and scene.
 
@@ -132,7 +138,12 @@ def build_mjcf(
     ]
     if scene is not None and scene.surface is not None:
         lines.append("    " + scene.surface.geom_xml(scene.contact))
-    lines.append('    <body name="base" mocap="true" pos="0 0 0">')
+    lines.append('    <body name="base" pos="0 0 0">')
+    if moving_base:
+        lines.append('      <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>')
+        for axis_name, axis in (("x", "1 0 0"), ("y", "0 1 0"), ("z", "0 0 1")):
+            lines.append(f'      <joint name="base_{axis_name}" type="slide" axis="{axis}" armature="1e6" '
+                         'damping="0" limited="false"/>')
     indent = "      "
     for i in range(1, n + 1):
         placement = model.jointPlacements[i]

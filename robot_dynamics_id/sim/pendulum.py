@@ -49,22 +49,35 @@ __all__ = [
 STANDARD_GRAVITY_M_S2 = 9.81
 
 
+_LOWER_ONES: dict[int, np.ndarray] = {}
+
+
+def _lower_ones(n: int) -> np.ndarray:
+    """T: lower-triangular ones, phi = T q (cached; matrix products are far cheaper than cumsum/flip here)."""
+    t = _LOWER_ONES.get(n)
+    if t is None:
+        t = _LOWER_ONES[n] = np.tril(np.ones((n, n)))
+    return t
+
+
 def _absolute(q: np.ndarray) -> np.ndarray:
     """Absolute link angles phi = T q (cumulative sum of relative joint angles)."""
-    return np.cumsum(q, axis=-1)
+    return q @ _lower_ones(q.shape[-1]).T
 
 
 def _joint_from_absolute(v: np.ndarray) -> np.ndarray:
     """T' v: generalised force in absolute angles -> joint torques (reverse cumulative sum)."""
-    return np.flip(np.cumsum(np.flip(v, axis=-1), axis=-1), axis=-1)
+    return v @ _lower_ones(v.shape[-1])
 
 
 def _coriolis_from_couplings(coupling: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """Joint Coriolis/centrifugal torques c = T' s for coupling matrix C (its diagonal is ignored)."""
+    """Joint Coriolis/centrifugal torques c = T' s for coupling matrix C (..., n, n; diagonal ignored)."""
+    if q.shape[-1] == 1:
+        return np.zeros_like(q)
     phi = _absolute(q)
     phid = _absolute(qd)
-    diff = phi[..., :, None] - phi[..., None, :]
-    s = np.einsum("jk,...jk,...k->...j", coupling, np.sin(diff), phid**2)
+    sin_diff = np.sin(phi[..., :, None] - phi[..., None, :])
+    s = ((coupling * sin_diff) @ (phid**2)[..., None])[..., 0]
     return _joint_from_absolute(s)
 
 
@@ -275,12 +288,16 @@ class PlanarPendulumArm:
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """M(q) = T' D(phi) T, kg m^2, shape (..., n, n)."""
         phi = _absolute(np.asarray(q, float))
+        if phi.shape[-1] == 1:
+            return np.broadcast_to(self._d_const, phi.shape + (1,))
         d = self._d_const * np.cos(phi[..., :, None] - phi[..., None, :])
         return self._tri.T @ d @ self._tri
 
     def acceleration(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Forward dynamics without friction: qdd = M^-1 (tau - c - g)."""
         rhs = tau - self._truth.coriolis_gravity_torque(q, qd)
+        if rhs.shape[-1] == 1:
+            return rhs / self._d_const[0, 0]
         return np.linalg.solve(self.mass_matrix(q), rhs[..., None])[..., 0]
 
     def _rk4(self, q, qd, tau, h):
@@ -320,7 +337,7 @@ class PlanarPendulumArm:
             q, qd_free = self._rk4(q, qd, self._tau, h)
             if self.friction is not None:
                 qd = self._apply_friction(q, qd_free, h)
-                q = q + h * (qd - qd_free)  # first-order position correction for the friction impulse
+                q = q + 0.5 * h * (qd - qd_free)  # friction impulse spread over the step: moves q by h dv / 2
             else:
                 qd = qd_free
         self.q, self.qd = q, qd

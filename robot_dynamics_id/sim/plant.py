@@ -25,8 +25,8 @@ What is simulated, and how
   ``speedj``: the joint with the largest change uses the full acceleration), the
   reference position integrates it, and the drive torque is a computed-torque PD
   with feed-forward from the controller's NOMINAL model (sim/truth.controller_model):
-  ``τ = RNEA_nom(q, q̇, q̈_ref + K_p e + K_d ė + K_i ∫e)``, ``e = q_ref − q`` (:class:`ServoGains`). Because the
-  feed-forward is nominal and friction is left to the PD, the true plant's
+  ``τ = RNEA_nom(q, q̇, q̈_ref + K_p e + K_d ė + K_i ∫e)``, ``e = q_ref − q``
+  (:class:`ServoGains`; default a stiff PD, K_i = 0). Because the feed-forward is nominal and friction is left to the PD, the true plant's
   differences (inertials, friction) show up in the motor currents.
 * **Torque mode (direct_torque)** — ``τ = τ_cmd + g_nom(q)``: like UR's
   ``direct_torque`` the controller adds its own (nominal) gravity compensation.
@@ -39,7 +39,8 @@ What is simulated, and how
   the robot through the tool — the sensor wrench minus the static weight of
   payload+tool (as UR does with a correctly set payload) — force in N and moment
   about the flange origin in Nm, both in base-frame axes. Pressing the tool down on
-  a surface therefore reads +Fz.
+  a surface therefore reads +Fz. (A real CB3 has no F/T sensor and estimates this
+  from currents to about ±10 N; the simulator reports the sensor for both generations.)
 * **Rates** — 500 Hz (e-Series) or 125 Hz (CB3) from the description's generation,
   overridable. Physics substep: the control period divided into an integer number
   of substeps of at most :data:`~robot_dynamics_id.sim.mjcf.PHYSICS_TIMESTEP_S`
@@ -50,7 +51,8 @@ What is simulated, and how
 
 Timing of one reported sample: ``q``/``q̇`` are the state at the end of the control
 period; ``current`` is the drive torque applied during the last physics substep
-(computed from the state at its start, 0.5 ms earlier at most).
+(computed from the state at its start, 0.5 ms earlier at most); the F/T wrench and
+contact force are MuJoCo's values for that same last substep.
 """
 
 from __future__ import annotations
@@ -226,12 +228,17 @@ class SimulatedUR:
         self.payload_com_m = np.asarray(payload_com_m, float)
 
         # ---- MuJoCo plant (truth) --------------------------------------------------------
+        self._base_motion = None if scene is None else scene.base_motion
         self.mjcf: str = build_mjcf(self.robot_model, truth, timestep_s=self.physics_timestep_s,
-                                    payload_kg=self.payload_kg, payload_com_m=self.payload_com_m, scene=scene)
+                                    payload_kg=self.payload_kg, payload_com_m=self.payload_com_m, scene=scene,
+                                    moving_base=self._base_motion is not None)
         self._mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._scratch_data = mujoco.MjData(self._mj_model)
         m = self._mj_model
+        n_base = 3 if self._base_motion is not None else 0
+        self._arm = slice(n_base, n_base + self.n_joints)  # arm joints in qpos/qvel/dof arrays
+        self._base_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "base")
         self._flange_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "flange")
         self._ft_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "ft_site")
         self._ee_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "end_effector")
@@ -343,8 +350,8 @@ class SimulatedUR:
         if q.shape != (n,) or qd.shape != (n,):
             raise ValueError(f"reset needs q and qd of shape ({n},), got {q.shape} and {qd.shape}")
         d = self._mj_data
-        d.qpos[:] = q
-        d.qvel[:] = qd
+        d.qpos[self._arm] = q
+        d.qvel[self._arm] = qd
         d.qacc_warmstart[:] = 0.0
         d.time = self.time_s
         self._set_base(self.time_s)
@@ -359,7 +366,7 @@ class SimulatedUR:
         self._qd_cmd = qd.copy()
         self._acceleration = self._stop_deceleration
         self._torque_cmd = np.zeros(n)
-        self._motor_torque = self._drive_torque(q, qd, np.zeros(n), update_reference=False)
+        self._motor_torque = self._drive_torque(q, qd, update_reference=False)
         self._friction_applied = friction_torque(self.truth.friction, qd)
         self._target_moment = self._nominal_rnea(q, qd, np.zeros(n))
         self._wall_deadline = None
@@ -385,23 +392,22 @@ class SimulatedUR:
         friction = self._friction
         h = self.physics_timestep_s
         for k in range(self.substeps):
-            q = d.qpos.copy()
-            qd = d.qvel.copy()
-            tau = self._drive_torque(q, qd, None, update_reference=True)
+            q = d.qpos[self._arm].copy()
+            qd = d.qvel[self._arm].copy()
+            tau = self._drive_torque(q, qd, update_reference=True)
             tau_f, slope = friction.torque_and_slope(qd)
             slope = np.maximum(slope, 0.0)
             # Friction = τ_f(q̇_k) + D (q̇_{k+1} − q̇_k): explicit part here, D q̇_{k+1} by MuJoCo's
             # implicit joint damping (see module doc).
-            m.dof_damping[:] = slope
-            d.qfrc_applied[:] = tau - tau_f + slope * qd
-            t_next = self.time_s + (k + 1) * h
-            self._set_base(t_next)
+            m.dof_damping[self._arm] = slope
+            d.qfrc_applied[self._arm] = tau - tau_f + slope * qd
+            self._set_base(self.time_s + k * h)
             mujoco.mj_step(m, d)
             self._motor_torque = tau
-            self._friction_applied = tau_f + slope * (d.qvel - qd)
+            self._friction_applied = tau_f + slope * (d.qvel[self._arm] - qd)
         self.time_s += self.period_s
         d.time = self.time_s
-        q, qd = d.qpos.copy(), d.qvel.copy()
+        q, qd = d.qpos[self._arm].copy(), d.qvel[self._arm].copy()
         if self._mode == "velocity":
             self._target_moment = self._nominal_rnea(q, qd, self._qdd_ref)
         else:
@@ -413,7 +419,7 @@ class SimulatedUR:
         """UR-like automatic protective stops: joint position limits and (optionally) TCP force."""
         if self._protective_stop:
             return
-        if np.any(np.abs(self._mj_data.qpos) > self.robot_model.position_limit_rad):
+        if np.any(np.abs(self._mj_data.qpos[self._arm]) > self.robot_model.position_limit_rad):
             self.protective_stop()
             self.protective_stop_reason = "joint position limit"
         elif (self.protective_force_limit_n is not None
@@ -424,7 +430,7 @@ class SimulatedUR:
     def _nominal_rnea(self, q, qd, qdd) -> np.ndarray:
         return np.array(pin.rnea(self._nominal, self._nominal_data, q, qd, qdd))
 
-    def _drive_torque(self, q, qd, _unused, *, update_reference: bool) -> np.ndarray:
+    def _drive_torque(self, q: np.ndarray, qd: np.ndarray, *, update_reference: bool) -> np.ndarray:
         """Drive torque of the UR-like controller for the current mode (one physics substep)."""
         if self._mode == "torque" and not self._protective_stop:
             g = np.array(pin.computeGeneralizedGravity(self._nominal, self._nominal_data, q))
@@ -453,15 +459,20 @@ class SimulatedUR:
     def _enter_velocity_mode(self) -> None:
         d = self._mj_data
         self._mode = "velocity"
-        self._q_ref = d.qpos.copy()
-        self._qd_ref = d.qvel.copy()
+        self._q_ref = d.qpos[self._arm].copy()
+        self._qd_ref = d.qvel[self._arm].copy()
         self._qdd_ref = np.zeros(self.n_joints)
         self._error_integral = np.zeros(self.n_joints)
 
     def _set_base(self, t_s: float) -> None:
-        motion = None if self.scene is None else self.scene.base_motion
-        offset = np.zeros(3) if motion is None else np.asarray(motion(t_s), float)
-        self._mj_data.mocap_pos[0] = self._base_origin + offset
+        """Prescribe the base's position and velocity (central difference of the motion) at ``t_s``."""
+        motion = self._base_motion
+        if motion is None:
+            return
+        dt = 1e-4
+        d = self._mj_data
+        d.qpos[:3] = self._base_origin + np.asarray(motion(t_s), float)
+        d.qvel[:3] = (np.asarray(motion(t_s + dt), float) - np.asarray(motion(t_s - dt), float)) / (2 * dt)
 
     def _sleep_to_deadline(self) -> None:
         now = time.perf_counter()
@@ -477,8 +488,8 @@ class SimulatedUR:
     # ---- measurements --------------------------------------------------------------------------
     def _measure(self) -> RobotState:
         d = self._mj_data
-        q = d.qpos.copy()
-        qd = d.qvel.copy()
+        q = d.qpos[self._arm].copy()
+        qd = d.qvel[self._arm].copy()
         current = self._motor_torque / self._true_gains
         wrench = self.tcp_wrench_base_true()
         if self.noise_enabled:
@@ -522,11 +533,11 @@ class SimulatedUR:
 
     @property
     def q_true_rad(self) -> np.ndarray:
-        return self._mj_data.qpos.copy()
+        return self._mj_data.qpos[self._arm].copy()
 
     @property
     def qd_true_rad_s(self) -> np.ndarray:
-        return self._mj_data.qvel.copy()
+        return self._mj_data.qvel[self._arm].copy()
 
     @property
     def reference_q_rad(self) -> np.ndarray:
@@ -541,20 +552,20 @@ class SimulatedUR:
     @property
     def base_position_world_m(self) -> np.ndarray:
         """Where the (possibly moving) base currently is in the world, m."""
-        return self._mj_data.mocap_pos[0].copy()
+        if self._base_motion is None:
+            return self._base_origin.copy()
+        return self._mj_data.qpos[:3].copy()
 
     def flange_pose_base(self) -> np.ndarray:
         """Pose of the flange (tool0) in the base frame, 4×4 (true, noise-free)."""
         d = self._mj_data
         kinematics = self._scratch_data  # keep the main data's sensor snapshot intact
         kinematics.qpos[:] = d.qpos
-        kinematics.mocap_pos[:] = d.mocap_pos
-        kinematics.mocap_quat[:] = d.mocap_quat
         mujoco.mj_kinematics(self._mj_model, kinematics)
         d = kinematics
         pose = np.eye(4)
         pose[:3, :3] = d.site_xmat[self._flange_site].reshape(3, 3)
-        pose[:3, 3] = d.site_xpos[self._flange_site] - d.mocap_pos[0]
+        pose[:3, 3] = d.site_xpos[self._flange_site] - d.xpos[self._base_body]
         return pose
 
     def ft_sensor_wrench_flange(self) -> np.ndarray:
@@ -598,6 +609,13 @@ class SimulatedUR:
             # mj_contactForce gives the force geom1 exerts on geom2... along the normal from geom1 to geom2
             total += force_world if con.geom2 == self._tool_tip_geom else -force_world
         return total
+
+    def flange_velocity_world(self) -> np.ndarray:
+        """Linear velocity of the flange origin in the world (includes the base's motion), m/s."""
+        velocity = np.zeros(6)
+        mujoco.mj_objectVelocity(self._mj_model, self._mj_data, mujoco.mjtObj.mjOBJ_SITE, self._flange_site,
+                                 velocity, 0)
+        return velocity[3:].copy()
 
     def tool_tip_position_world(self) -> np.ndarray:
         """Centre of the tool's ball tip in the world, m (raises if the scene has no tool)."""

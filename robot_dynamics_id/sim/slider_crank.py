@@ -96,8 +96,10 @@ class PlanarSerialChain:
 
     def _body_table(self):
         """Per mass point: weights ``w[b, j]`` (m) so its position is ``sum_j w[b, j] e(phi_j)``,
-        its mass, rotational inertia and angular-velocity Jacobian row. The last row is
-        always the tip (mass possibly zero) so tip queries share the computation."""
+        its mass, rotational inertia and angular-velocity Jacobian row; plus the
+        triangular matrix ``U[j, k] = 1 (j >= k)`` that sums link terms into Jacobian
+        columns. The last row is always the tip (mass possibly zero) so tip queries
+        share the computation."""
         n = self.n_joints
         w = np.zeros((n + 1, n))
         jw = np.zeros((n + 1, n))
@@ -109,29 +111,8 @@ class PlanarSerialChain:
         jw[n] = 1.0
         mass = np.append(self.link_mass_kg, self.tip_mass_kg)
         inertia = np.append(self.com_inertia_kgm2, 0.0)
-        return w, mass, inertia, jw
-
-    def kinematics(self, q: np.ndarray, qd: np.ndarray | None = None):
-        """Positions (b, 2), Jacobians (b, 2, n) and ``Jdot qd`` (b, 2) of every mass point.
-
-        Rows: the link centres of mass in order, then the tip. ``Jdot qd`` is zero if
-        ``qd`` is None. With absolute link angles ``phi_j = q_1 + ... + q_j``, a point
-        ``sum_j w_j e(phi_j)`` has Jacobian column ``k = sum_{j >= k} w_j e_perp(phi_j)`` and
-        centripetal acceleration ``-sum_j w_j phid_j^2 e(phi_j)``.
-        """
-        w, _, _, _ = self._table
-        phi = np.cumsum(np.asarray(q, dtype=float))
-        e = np.stack([np.cos(phi), np.sin(phi)], axis=1)          # (n, 2)
-        e_perp = np.stack([-e[:, 1], e[:, 0]], axis=1)             # (n, 2)
-        pos = w @ e
-        terms = w[:, :, None] * e_perp[None, :, :]                # (b, n, 2)
-        jac = np.flip(np.cumsum(np.flip(terms, axis=1), axis=1), axis=1).transpose(0, 2, 1)
-        if qd is None:
-            acc = np.zeros_like(pos)
-        else:
-            phid = np.cumsum(np.asarray(qd, dtype=float))
-            acc = -(w * phid[None, :] ** 2) @ e
-        return pos, jac, acc
+        rotational_inertia = (jw.T * inertia) @ jw  # constant in the plane
+        return w, mass, rotational_inertia, np.tril(np.ones((n, n)))
 
     @property
     def _table(self):
@@ -141,14 +122,42 @@ class PlanarSerialChain:
             object.__setattr__(self, "_cached_table", table)
         return table
 
+    def _kinematics_xy(self, q, qd):
+        # With absolute link angles phi_j = q_1 + ... + q_j, a point sum_j w_j e(phi_j)
+        # has Jacobian column k = sum_{j >= k} w_j e_perp(phi_j) and centripetal
+        # acceleration (Jdot qd) -sum_j w_j phid_j^2 e(phi_j).
+        w, _, _, tri = self._table
+        phi = np.cumsum(q)
+        c, s = np.cos(phi), np.sin(phi)
+        px, py = w @ c, w @ s
+        jx, jy = -(w * s) @ tri, (w * c) @ tri
+        if qd is None:
+            ax = ay = np.zeros_like(px)
+        else:
+            wp = w * np.cumsum(qd) ** 2
+            ax, ay = -wp @ c, -wp @ s
+        return px, py, jx, jy, ax, ay
+
+    def kinematics(self, q: np.ndarray, qd: np.ndarray | None = None):
+        """Positions (b, 2), Jacobians (b, 2, n) and ``Jdot qd`` (b, 2) of every mass point.
+
+        Rows: the link centres of mass in order, then the tip. ``Jdot qd`` is zero if
+        ``qd`` is None.
+        """
+        px, py, jx, jy, ax, ay = self._kinematics_xy(
+            np.asarray(q, dtype=float), None if qd is None else np.asarray(qd, dtype=float))
+        return np.stack([px, py], 1), np.stack([jx, jy], 1), np.stack([ax, ay], 1)
+
+    def _dynamics_from(self, jx, jy, ax, ay):
+        _, mass, rot, _ = self._table
+        m = (jx.T * mass) @ jx + (jy.T * mass) @ jy + rot
+        h = jx.T @ (mass * ax) + jy.T @ (mass * (ay + self.gravity_m_s2))
+        return m, h
+
     def dynamics(self, q: np.ndarray, qd: np.ndarray):
         """``(M(q), h(q, qd))``: joint-space inertia (kg m^2) and bias torque (N m) in one pass."""
-        _, mass, inertia, jw = self._table
-        _, jac, acc = self.kinematics(q, qd)
-        m = np.einsum("b,bki,bkj->ij", mass, jac, jac) + (jw.T * inertia) @ jw
-        acc = acc + np.array([0.0, self.gravity_m_s2])
-        h = np.einsum("b,bki,bk->i", mass, jac, acc)
-        return m, h
+        _, _, jx, jy, ax, ay = self._kinematics_xy(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+        return self._dynamics_from(jx, jy, ax, ay)
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """Joint-space inertia ``M(q)`` (kg m^2)."""
@@ -160,8 +169,9 @@ class PlanarSerialChain:
 
     def tip(self, q: np.ndarray, qd: np.ndarray | None = None):
         """Tip position (m), 2 x n Jacobian and ``Jdot qd`` (m/s^2; zeros if ``qd`` is None)."""
-        pos, jac, acc = self.kinematics(q, qd)
-        return pos[-1], jac[-1], acc[-1]
+        px, py, jx, jy, ax, ay = self._kinematics_xy(
+            np.asarray(q, dtype=float), None if qd is None else np.asarray(qd, dtype=float))
+        return np.array([px[-1], py[-1]]), np.stack([jx[-1], jy[-1]]), np.array([ax[-1], ay[-1]])
 
     def kinetic_energy(self, q: np.ndarray, qd: np.ndarray) -> float:
         qd = np.asarray(qd, dtype=float)
@@ -170,8 +180,8 @@ class PlanarSerialChain:
     def potential_energy(self, q: np.ndarray) -> float:
         """Gravity potential (J), zero with every mass at the height of the base joint."""
         _, mass, _, _ = self._table
-        pos, _, _ = self.kinematics(q)
-        return float(self.gravity_m_s2 * mass @ pos[:, 1])
+        _, py, _, _, _, _ = self._kinematics_xy(np.asarray(q, dtype=float), None)
+        return float(self.gravity_m_s2 * mass @ py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,11 +217,10 @@ class TipOnLineSystem:
     def terms(self, q: np.ndarray, qd: np.ndarray):
         """``(M, h, A, Adot qd)`` at one state, sharing one kinematics pass (what a simulator step needs)."""
         chain = self.chain
-        _, mass, inertia, jw = chain._table
-        _, jac, acc = chain.kinematics(q, qd)
-        m = np.einsum("b,bki,bkj->ij", mass, jac, jac) + (jw.T * inertia) @ jw
-        h = np.einsum("b,bki,bk->i", mass, jac, acc + np.array([0.0, chain.gravity_m_s2]))
-        return m, h, (self.line_normal @ jac[-1])[None, :], np.array([self.line_normal @ acc[-1]])
+        _, _, jx, jy, ax, ay = chain._kinematics_xy(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+        m, h = chain._dynamics_from(jx, jy, ax, ay)
+        nx, ny = self.line_normal
+        return m, h, (nx * jx[-1] + ny * jy[-1])[None, :], np.array([nx * ax[-1] + ny * ay[-1]])
 
     def constraint(self, q: np.ndarray) -> np.ndarray:
         """``phi(q)`` (m), shape (1,)."""

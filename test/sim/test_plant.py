@@ -306,9 +306,13 @@ def test_base_motion_moves_the_base_kinematically():
     motion = SinusoidalBaseMotion(amplitude_m=(0.03, 0.0, 0.0), frequency_hz=(0.25, 0.0, 0.0))
     sim = SimulatedUR(truth_seed=1, rate_hz=500, scene=Scene(base_motion=motion), initial_q_rad=HOME, noise=False)
     sim.step(500)  # t = 1 s: a quarter period
-    np.testing.assert_allclose(sim.base_position_world_m, [0.03, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(sim.base_position_world_m, [0.03, 0.0, 0.0], atol=1e-6)
     # joints are held by the servo; the flange pose in the base frame is unaffected
     assert np.max(np.abs(sim.q_true_rad - HOME)) < 2e-3
+    sim.step(250)  # t = 1.5 s: the base moves in -x
+    expected_vx = 0.03 * 2 * np.pi * 0.25 * np.cos(2 * np.pi * 0.25 * 1.5)
+    # the links carry the base's velocity (contact damping and friction see it)
+    np.testing.assert_allclose(sim.flange_velocity_world(), [expected_vx, 0, 0], atol=2e-3)
 
 
 def test_truth_can_be_given_as_a_model_file(tmp_path):

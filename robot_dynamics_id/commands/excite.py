@@ -1,0 +1,157 @@
+"""``rdi excite``: plan an excitation trajectory (``plan``) or validate a trajectory file (``check``).
+
+    rdi excite plan --robot ur3 --kind fourier --duration 60 --seed 0 --out excitation.yaml
+    rdi excite plan --robot ur3 --kind prbs --duration 60 --out prbs.yaml
+    rdi excite check excitation.yaml --robot ur3
+
+``plan --kind prbs`` builds the schedule of seeds.md P3 (one joint PRBS, the
+others sinusoids, joints in turn); ``plan --kind fourier`` optimises a Fourier
+excitation for the condition number of the base regressor (excitation/optimise.py).
+Both are checked before they are written. ``check`` refuses a file that breaks
+a joint limit, the table keep-out or does not start/end at rest, naming the first
+violation, and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+COMMAND = "excite"
+HELP = "plan an excitation trajectory (PRBS schedule or optimised Fourier) or check a trajectory file"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+
+    plan = sub.add_parser("plan", help="generate (and for fourier: optimise) an excitation and save it as YAML",
+                          description="Generate an excitation trajectory, check it and save it as YAML.")
+    plan.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path (default ur3)")
+    plan.add_argument("--kind", choices=("fourier", "prbs"), default="fourier",
+                      help="fourier: optimised Fourier series; prbs: the PRBS + sinusoid schedule of P3")
+    plan.add_argument("--duration", type=float, default=60.0, help="duration, s (default 60)")
+    plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    plan.add_argument("--out", required=True, help="output YAML file")
+    plan.add_argument("--table-height", type=float, default=0.05,
+                      help="keep every joint origin and the tool frame above this height, m (default 0.05); "
+                           "include link radius and tool length in the margin")
+    plan.add_argument("--no-table", action="store_true", help="disable the table keep-out")
+    plan.add_argument("--safety-factor", type=float, default=1.0,
+                      help="scale all robot limits by this factor (0..1] for the check (default 1)")
+    plan.add_argument("--rate", type=float, default=None, help="sample rate, Hz (default: the robot's rate)")
+    plan.add_argument("--include-samples", action="store_true",
+                      help="also write the samples (default: parameters only; samples are regenerated on load)")
+    fourier = plan.add_argument_group("fourier")
+    fourier.add_argument("--velocity-scale", type=float, default=0.5,
+                         help="fraction of the robot's velocity limits the optimiser may use (default 0.5)")
+    fourier.add_argument("--acceleration-scale", type=float, default=0.5,
+                         help="fraction of the robot's acceleration limits the optimiser may use (default 0.5)")
+    fourier.add_argument("--period", type=float, default=10.0,
+                         help="Fourier period, s; must divide --duration (default 10)")
+    fourier.add_argument("--harmonics", type=int, default=5, help="number of harmonics (default 5)")
+    fourier.add_argument("--position-range", type=float, default=1.5707963267948966,
+                         help="each joint stays within the centre (UR home) pose ± this, rad (default pi/2)")
+    fourier.add_argument("--starts", type=int, default=2, help="random starts of the optimiser (default 2)")
+    fourier.add_argument("--max-iterations", type=int, default=120, help="SLSQP iterations per start (default 120)")
+    prbs = plan.add_argument_group("prbs")
+    prbs.add_argument("--prbs-velocity", type=float, default=0.5, help="PRBS level, rad/s (default 0.5, P3)")
+    prbs.add_argument("--prbs-acceleration", type=float, default=7.5,
+                      help="acceleration of the PRBS switches, rad/s^2 (default 7.5, P3)")
+    prbs.add_argument("--prbs-register-bits", type=int, default=6, help="LFSR length m, 2^m-1 bits (default 6)")
+    prbs.add_argument("--prbs-clock", type=float, default=None,
+                      help="PRBS clock, s (default: one full sequence per joint turn)")
+    prbs.add_argument("--amplitude", type=float, default=0.5, help="sinusoid amplitude of the other joints, rad")
+
+    check = sub.add_parser("check", help="validate a trajectory file against a robot's limits",
+                           description="Validate a trajectory file; exit 1 naming the first violation.")
+    check.add_argument("file", help="trajectory YAML (planned by `rdi excite plan` or a user's samples file)")
+    check.add_argument("--robot", default=None, help="robot to check against (default: the file's robot)")
+    check.add_argument("--table-height", type=float, default=0.05, help="table keep-out height, m (default 0.05)")
+    check.add_argument("--no-table", action="store_true", help="disable the table keep-out")
+    check.add_argument("--safety-factor", type=float, default=1.0, help="scale all robot limits (default 1)")
+    check.add_argument("--velocity-scale", type=float, default=1.0, help="further scale velocity limits (default 1)")
+    check.add_argument("--acceleration-scale", type=float, default=1.0,
+                       help="further scale acceleration limits (default 1)")
+    check.add_argument("--no-rest", action="store_true", help="do not require the start and end at rest")
+
+
+def _condition_number(robot, trajectory) -> float:
+    from ..excitation._blas import single_threaded_blas
+    from ..excitation.optimise import excitation_condition_number
+
+    with single_threaded_blas():
+        return excitation_condition_number(robot, trajectory)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from ..excitation.checker import ExcitationLimits, check_trajectory
+    from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation, robot_rate_hz
+    from ..excitation.prbs import PrbsSinusoidSchedule, UR_HOME_POSITION_RAD
+    from ..excitation.trajectory import save_trajectory
+    from ..robots import load_robot
+
+    robot = load_robot(args.robot)
+    rate = args.rate or robot_rate_hz(robot)
+    table = None if args.no_table else args.table_height
+    if args.kind == "fourier":
+        settings = FourierOptimisationSettings(
+            duration_s=args.duration, period_s=args.period, n_harmonics=args.harmonics,
+            velocity_scale=args.velocity_scale, acceleration_scale=args.acceleration_scale,
+            safety_factor=args.safety_factor, table_height_m=table, position_range_rad=args.position_range,
+            n_starts=args.starts, max_iterations=args.max_iterations, seed=args.seed)
+        print(f"optimising a Fourier excitation for {robot.name} ({settings.n_periods} x {settings.period_s:g} s, "
+              f"{settings.n_harmonics} harmonics, {settings.n_starts} starts) ...", flush=True)
+        result = optimise_fourier_excitation(robot, settings, verbose=True)
+        trajectory = result.to_trajectory(rate_hz=rate)
+        limits = result.limits
+        print(f"optimised in {result.wall_time_s:.1f} s ({result.n_cost_evaluations} cost evaluations)")
+    else:
+        if robot.n_joints != 6:
+            raise ValueError("the PRBS schedule's default start pose is the UR home pose; use a 6-joint robot")
+        schedule = PrbsSinusoidSchedule(
+            duration_s=args.duration, start_position_rad=UR_HOME_POSITION_RAD, prbs_velocity_rad_s=args.prbs_velocity,
+            prbs_acceleration_rad_s2=args.prbs_acceleration, prbs_register_bits=args.prbs_register_bits,
+            prbs_clock_s=args.prbs_clock, sinusoid_amplitude_rad=args.amplitude, seed=args.seed)
+        trajectory = schedule.to_trajectory(rate_hz=rate, joint_names=robot.joint_names, robot=robot.name)
+        limits = ExcitationLimits.from_robot(robot, safety_factor=args.safety_factor, table_height_m=table)
+        trajectory.limits = limits.to_dict()
+    report = check_trajectory(trajectory, robot, limits)
+    cond = _condition_number(robot, trajectory)
+    trajectory.metadata = dict(trajectory.metadata, seed=args.seed, condition_number_robot_rate=cond)
+    path = save_trajectory(trajectory, args.out, include_samples=True if args.include_samples else None)
+    print(f"checked: {report.summary()}")
+    print(f"normalised condition number of the base regressor: {cond:.2f}")
+    print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- move there at rest "
+          "before streaming")
+    print(f"wrote {path}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..excitation.checker import ExcitationLimits, TrajectoryLimitError, check_trajectory
+    from ..excitation.trajectory import load_trajectory
+    from ..robots import load_robot
+
+    trajectory = load_trajectory(args.file)
+    robot_name = args.robot or trajectory.robot
+    if not robot_name:
+        raise ValueError(f"{args.file} names no robot; pass --robot (e.g. --robot ur3)")
+    robot = load_robot(robot_name)
+    limits = ExcitationLimits.from_robot(robot, safety_factor=args.safety_factor, velocity_scale=args.velocity_scale,
+                                         acceleration_scale=args.acceleration_scale,
+                                         table_height_m=None if args.no_table else args.table_height)
+    try:
+        report = check_trajectory(trajectory, robot, limits, require_rest=not args.no_rest)
+    except TrajectoryLimitError as exc:
+        print(f"REFUSED {args.file} for {robot.name}: {exc}", file=sys.stderr)
+        return 1
+    print(f"OK {args.file} ({trajectory.kind}) for {robot.name}: {report.summary()}")
+    print(f"normalised condition number of the base regressor: {_condition_number(robot, trajectory):.2f}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "plan":
+        return _plan(args)
+    return _check(args)

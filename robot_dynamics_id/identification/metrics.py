@@ -1,0 +1,60 @@
+"""Validation metrics of a torque prediction, per joint.
+
+* fit (Cesarino, seeds.md P3 eq. (31)): Fit = 100 (1 - ||tau_hat - tau|| / ||tau - mean(tau)||), %;
+  100 is perfect, 0 is no better than the mean, negative is worse than the mean;
+* relative residual error: RRE = 100 ||tau_hat - tau|| / ||tau||, %;
+* RMS error, Nm (or the unit of the data).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fit_percent", "relative_residual_error_percent", "rms_error", "torque_metrics"]
+
+
+def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
+    p = np.atleast_2d(np.asarray(predicted, float))
+    m = np.atleast_2d(np.asarray(measured, float))
+    if p.shape != m.shape:
+        raise ValueError(f"predicted {p.shape} and measured {m.shape} torques must have the same shape (N, n)")
+    return p, m
+
+
+def fit_percent(predicted, measured) -> np.ndarray:
+    """P3 eq. (31) per joint (columns)."""
+    p, m = _pair(predicted, measured)
+    spread = np.linalg.norm(m - m.mean(axis=0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100.0 * (1.0 - np.linalg.norm(p - m, axis=0) / spread)
+
+
+def relative_residual_error_percent(predicted, measured) -> np.ndarray:
+    """100 ||tau_hat - tau|| / ||tau|| per joint."""
+    p, m = _pair(predicted, measured)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100.0 * np.linalg.norm(p - m, axis=0) / np.linalg.norm(m, axis=0)
+
+
+def rms_error(predicted, measured) -> np.ndarray:
+    """Root-mean-square error per joint."""
+    p, m = _pair(predicted, measured)
+    return np.sqrt(np.mean((p - m) ** 2, axis=0))
+
+
+def torque_metrics(predicted, measured, joint_names=None) -> dict:
+    """All metrics as a JSON-ready dict: per joint and overall (all joints stacked)."""
+    p, m = _pair(predicted, measured)
+    names = list(joint_names) if joint_names is not None else [f"joint{j + 1}" for j in range(p.shape[1])]
+    fit, rre, rms = fit_percent(p, m), relative_residual_error_percent(p, m), rms_error(p, m)
+    overall_rre = 100.0 * np.linalg.norm(p - m) / max(np.linalg.norm(m), 1e-300)
+    return {
+        "samples": int(p.shape[0]),
+        "per_joint": {name: {"fit_percent": float(fit[j]), "rre_percent": float(rre[j]), "rms_nm": float(rms[j])}
+                      for j, name in enumerate(names)},
+        "fit_percent": [float(v) for v in fit],
+        "rre_percent": [float(v) for v in rre],
+        "rms_nm": [float(v) for v in rms],
+        "min_fit_percent": float(np.min(fit)),
+        "overall_rre_percent": float(overall_rre),
+    }

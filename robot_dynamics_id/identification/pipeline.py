@@ -1,0 +1,448 @@
+"""The offline identifier: recording arrays + robot -> identified dynamic model, metrics and diagnostics.
+
+``identify(recording, robot, options)`` runs, in order:
+
+1. torque source: joint torque (``effort_nm``) or motor current x drive gains;
+2. preprocessing (identification/preprocessing.py): gaps, zero-phase filtering,
+   central differences, decimation;
+3. base parameters (dynamics/base_parameters.py) and the base regressor of the data
+   (pinocchio's joint-torque regressor + rotor inertia + friction of seeds.md P2 eq. (11));
+4. excitation check — too little excitation raises an error naming the
+   unidentifiable base parameters;
+5. OLS -> per-joint noise -> weighted (or robust IRLS) least squares; the Stribeck
+   velocity of each joint is found by variable projection (1-D search per joint,
+   the linear parameters eliminated in closed form);
+6. physically consistent estimation (log-Cholesky per link, bounded CoM, friction
+   and rotor inertia >= 0) started from the weighted solution;
+7. the model file (io/model_file.DynamicModel) with base parameters and standard
+   deviations, per-joint fit/RRE/RMS.
+
+The input is "recording-like": any object (or dict) with ``time_s``, ``q_rad`` and
+``effort_nm`` or ``current_a`` arrays, optionally ``qd_rad_s`` — e.g.
+io/recording.Recording or identification/synthetic.SyntheticRecording.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from ..dynamics.base_parameters import BaseParameterMap, check_excitation, compute_base_parameters
+from ..dynamics.consistency import is_physically_consistent
+from ..dynamics.friction import FrictionParameters, friction_regressor
+from ..dynamics.regressor import (
+    DEFAULT_COULOMB_VELOCITY_RAD_S,
+    DEFAULT_STRIBECK_VELOCITY_RAD_S,
+    friction_columns,
+    full_parameter_vector,
+    rigid_body_regressor,
+    rotor_regressor,
+)
+from ..io.model_file import DynamicModel
+from ..robots.model import RobotModel, load_robot
+from .estimators import (
+    ConsistentEstimate,
+    LinearEstimate,
+    compress,
+    iteratively_reweighted_least_squares,
+    NormalEquations,
+    physically_consistent_least_squares,
+)
+from .metrics import torque_metrics
+from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
+
+__all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict_torque", "prepare", "validate"]
+
+ESTIMATORS = ("ols", "wls", "irls", "consistent")
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentificationOptions:
+    """Options of :func:`identify` (keyword-only).
+
+    estimator: ``ols``, ``wls``, ``irls`` (linear, base parameters only; the per-link model is the
+        one nearest the prior) or ``consistent`` (default: physically consistent per link).
+    robust: with ``consistent``, start from IRLS (outlier-robust) weights instead of WLS.
+    friction, rotor: include friction (P2 eq. 11 + offset) and reflected rotor inertia.
+    fit_stribeck: search each joint's Stribeck velocity in ``stribeck_search_range_rad_s``;
+        otherwise use ``stribeck_velocity_rad_s``.
+    coulomb_velocity_rad_s: tanh smoothing of the Coulomb term (fixed).
+    torque_source: ``auto`` (effort_nm if present, else current_a x gains), ``effort``, ``current``.
+    drive_gains_nm_per_a: needed for ``current``.
+    prior: model whose per-link values anchor the unidentifiable directions (default: nominal).
+    com_half_width_m: CoM box half-width around the prior CoM; None = half the link length + 5 cm.
+    progress: print a progress bar to stderr.
+    """
+
+    estimator: str = "consistent"
+    robust: bool = False
+    friction: bool = True
+    rotor: bool = True
+    fit_stribeck: bool = True
+    stribeck_velocity_rad_s: float | np.ndarray = DEFAULT_STRIBECK_VELOCITY_RAD_S
+    stribeck_search_range_rad_s: tuple[float, float] = (0.005, 1.0)
+    coulomb_velocity_rad_s: float | np.ndarray = DEFAULT_COULOMB_VELOCITY_RAD_S
+    torque_source: str = "auto"
+    drive_gains_nm_per_a: np.ndarray | None = None
+    preprocessing: PreprocessingOptions = field(default_factory=PreprocessingOptions)
+    prior: DynamicModel | None = None
+    com_half_width_m: float | np.ndarray | None = None
+    regularisation: float = 1e-6
+    excitation_tolerance: float = 1e-6
+    chunk_samples: int = 20000
+    progress: bool = False
+    provenance: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator {self.estimator!r} is unknown; choose one of {', '.join(ESTIMATORS)}")
+        if self.torque_source not in ("auto", "effort", "current"):
+            raise ValueError(f"torque_source {self.torque_source!r} must be auto, effort or current")
+
+
+@dataclass(frozen=True)
+class IdentificationResult:
+    """Everything the identifier found: the model, the base-parameter estimate and diagnostics."""
+
+    model: DynamicModel
+    base_map: BaseParameterMap
+    base_estimate: LinearEstimate
+    base_parameters_consistent: np.ndarray
+    full_parameters: np.ndarray
+    consistent: ConsistentEstimate | None
+    physically_consistent_links: np.ndarray
+    data: PreprocessedData
+    predicted_torque_nm: np.ndarray
+    measured_torque_nm: np.ndarray
+    metrics: dict
+    condition_number: float
+    stribeck_velocity_rad_s: np.ndarray
+    timings_s: dict
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def _get(data: Any, name: str):
+    if isinstance(data, dict):
+        return data.get(name)
+    return getattr(data, name, None)
+
+
+def _torque_of(recording: Any, options: IdentificationOptions, n: int) -> tuple[np.ndarray, str]:
+    effort = _get(recording, "effort_nm")
+    current = _get(recording, "current_a")
+    source = options.torque_source
+    if source == "auto":
+        usable_effort = effort is not None and np.size(effort) and np.any(np.isfinite(np.asarray(effort, float)))
+        source = "effort" if usable_effort else "current"
+    if source == "effort":
+        if effort is None:
+            raise ValueError("the recording has no effort_nm (joint torque); use torque_source='current' "
+                             "with drive_gains_nm_per_a")
+        return np.asarray(effort, float), "effort_nm"
+    if current is None:
+        raise ValueError("the recording has neither joint torques (effort_nm) nor motor currents (current_a)")
+    if options.drive_gains_nm_per_a is None:
+        raise ValueError("torques come from motor currents but no drive gains are given: pass "
+                         "drive_gains_nm_per_a (Nm/A), or identify them first with a known-payload "
+                         "experiment (identification/drive_gains.identify_drive_gains, `rdi identify --payload`)")
+    gains = np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,))
+    return np.asarray(current, float) * gains, "current_a x drive_gains_nm_per_a"
+
+
+def _robot(robot: RobotModel | str) -> RobotModel:
+    return robot if isinstance(robot, RobotModel) else load_robot(robot)
+
+
+def prepare(recording: Any, robot: RobotModel | str, options: IdentificationOptions | None = None
+            ) -> PreprocessedData:
+    """Steps 1-2 of :func:`identify`: the preprocessed samples of a recording."""
+    options = options or IdentificationOptions()
+    rm = _robot(robot)
+    q = _get(recording, "q_rad")
+    t = _get(recording, "time_s")
+    if q is None or t is None:
+        raise ValueError("a recording needs time_s and q_rad arrays")
+    torque, _ = _torque_of(recording, options, rm.n_joints)
+    return preprocess(t, q, torque, qd_rad_s=_get(recording, "qd_rad_s"), options=options.preprocessing)
+
+
+def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: PreprocessedData, chunk: int,
+                        progress=None) -> np.ndarray:
+    """Base columns of the rigid-body (+ rotor) part, computed chunk by chunk (bounded memory)."""
+    n = rm.n_joints
+    n_rb = 10 * n + (n if base_map.rotor else 0)
+    cols = base_map.independent_columns[base_map.independent_columns < n_rb]
+    out = np.empty((data.n_samples * n, cols.shape[0]))
+    for start in range(0, data.n_samples, chunk):
+        stop = min(start + chunk, data.n_samples)
+        blocks = [rigid_body_regressor(rm, data.q_rad[start:stop], data.qd_rad_s[start:stop],
+                                       data.qdd_rad_s2[start:stop])]
+        if base_map.rotor:
+            blocks.append(rotor_regressor(data.qdd_rad_s2[start:stop]))
+        out[start * n: stop * n] = np.hstack(blocks)[:, cols]
+        if progress is not None:
+            progress(stop / data.n_samples)
+    return out
+
+
+def _check_friction_layout(base_map: BaseParameterMap, n: int) -> None:
+    n_rb = 10 * n + (n if base_map.rotor else 0)
+    fr_cols = np.arange(n_rb, n_rb + 4 * n)
+    if not np.all(np.isin(fr_cols, base_map.independent_columns)):
+        raise ValueError("friction columns are not all base parameters; the data/model are degenerate")
+
+
+def _fit_stribeck(a_rb: np.ndarray, qd: np.ndarray, y: np.ndarray, weights_joint: np.ndarray,
+                  coulomb_velocity: np.ndarray, search: tuple[float, float], start: np.ndarray,
+                  sweeps: int = 2) -> np.ndarray:
+    """Variable projection: per joint, the Stribeck velocity x_s minimising the weighted residual with all
+    linear parameters re-fitted in closed form (normal equations updated for the one column x_s changes)."""
+    n = qd.shape[1]
+    sw = np.sqrt(weights_joint)
+    x_s = start.copy()
+    fr = friction_columns(qd, x_s, coulomb_velocity)
+    a = np.hstack([a_rb, fr]) * np.tile(sw, qd.shape[0])[:, None]
+    yw = y * np.tile(sw, qd.shape[0])
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    a /= scale
+    gram = a.T @ a
+    rhs = a.T @ yw
+    yy = float(yw @ yw)
+    per_joint = [np.ascontiguousarray(a[j::n]) for j in range(n)]
+    y_joint = [yw[j::n] for j in range(n)]
+    r0 = a_rb.shape[1]
+
+    def rss(j: int, log_xs: float) -> float:
+        col = r0 + 4 * j
+        sign = np.tanh(qd[:, j] / 1e-3)
+        g = sign / (1.0 + (qd[:, j] / np.exp(log_xs)) ** 2) * sw[j]
+        g_norm = np.linalg.norm(g) or 1.0
+        g = g / g_norm
+        gm = gram.copy()
+        r = rhs.copy()
+        cross = per_joint[j].T @ g
+        gm[:, col] = cross
+        gm[col, :] = cross
+        gm[col, col] = g @ g
+        r[col] = g @ y_joint[j]
+        try:
+            sol = scipy.linalg.solve(gm, r, assume_a="pos")
+        except (np.linalg.LinAlgError, ValueError):
+            return np.inf
+        return yy - float(r @ sol)
+
+    def commit(j: int, log_xs: float) -> None:
+        col = r0 + 4 * j
+        g_full = np.zeros(qd.shape[0] * n)
+        g_full[j::n] = friction_regressor(qd[:, j:j + 1], np.exp(log_xs), coulomb_velocity[j:j + 1])[:, 0, 0] * sw[j]
+        norm = np.linalg.norm(g_full) or 1.0
+        g_full /= norm
+        a[:, col] = g_full
+        per_joint[j][:, col] = g_full[j::n]
+        cross = a.T @ g_full
+        gram[:, col] = cross
+        gram[col, :] = cross
+        rhs[col] = g_full @ yw
+
+    lo, hi = np.log(search[0]), np.log(search[1])
+    grid = np.linspace(lo, hi, 17)
+    for _ in range(sweeps):
+        for j in range(n):
+            values = [rss(j, g) for g in grid]
+            k = int(np.argmin(values))
+            a_lo, a_hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.shape[0] - 1)]
+            res = scipy.optimize.minimize_scalar(lambda v: rss(j, v), bounds=(a_lo, a_hi), method="bounded",
+                                                 options={"xatol": 1e-3})
+            best = res.x if res.fun <= values[k] else grid[k]
+            x_s[j] = float(np.exp(best))
+            commit(j, best)
+    return x_s
+
+
+def _check_excitation_gram(normal: NormalEquations, names, tolerance: float) -> float:
+    """Excitation check and column-normalised condition number from the normal equations
+    (a square root of the Gram matrix has the same QR pivots and singular values as the regressor)."""
+    gram = normal.gram.sum(axis=0)
+    d = np.sqrt(np.maximum(np.diag(gram), 1e-300))
+    gram_n = gram / np.outer(d, d)
+    eigenvalues, vectors = np.linalg.eigh(gram_n)
+    root = np.sqrt(np.maximum(eigenvalues, 0.0))[:, None] * vectors.T
+    check_excitation(root * d, names, tolerance=tolerance)
+    return float(np.sqrt(eigenvalues.max() / max(eigenvalues.min(), 1e-300)))
+
+
+def _link_half_widths(rm: RobotModel) -> np.ndarray:
+    """Half the distance to the next joint (or to the tool frame) + 5 cm: the CoM box half-width."""
+    model = rm.model
+    n = rm.n_joints
+    lengths = np.zeros(n)
+    for i in range(1, n):
+        lengths[i - 1] = np.linalg.norm(model.jointPlacements[i + 1].translation)
+    frame = model.frames[rm.tool_frame_id]
+    lengths[n - 1] = np.linalg.norm(frame.placement.translation)
+    return 0.5 * lengths + 0.05
+
+
+class _Stages:
+    """Progress over the pipeline's stages (weights roughly proportional to their run time)."""
+
+    def __init__(self, enabled: bool):
+        from .report import ProgressBar
+        self.bar = ProgressBar("identify") if enabled else None
+
+    def __call__(self, start: float, end: float):
+        def report(fraction: float) -> None:
+            if self.bar is not None:
+                self.bar.update(start + (end - start) * fraction)
+        return report
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ----------------------------------------------------------------------------------------- main entry
+def identify(recording: Any, robot: RobotModel | str, options: IdentificationOptions | None = None,
+             *, preprocessed: PreprocessedData | None = None) -> IdentificationResult:
+    """Identify the dynamic model of ``robot`` from one recording (see the module docstring)."""
+    options = options or IdentificationOptions()
+    rm = _robot(robot)
+    n = rm.n_joints
+    timings: dict[str, float] = {}
+    stages = _Stages(options.progress)
+    clock = time.perf_counter()
+    data = preprocessed if preprocessed is not None else prepare(recording, rm, options)
+    torque_label = _torque_of(recording, options, n)[1] if recording is not None else "preprocessed"
+    timings["preprocess"] = time.perf_counter() - clock
+    stages(0.0, 0.1)(1.0)
+
+    clock = time.perf_counter()
+    base_map = compute_base_parameters(rm, friction=options.friction, rotor=options.rotor)
+    a_rb = _rigid_base_columns(rm, base_map, data, options.chunk_samples, stages(0.1, 0.6))
+    timings["regressor"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    y = data.torque.ravel()
+    v_k = np.broadcast_to(np.asarray(options.coulomb_velocity_rad_s, float), (n,)).copy()
+    x_s = np.broadcast_to(np.asarray(options.stribeck_velocity_rad_s, float), (n,)).copy()
+
+    def base_regressor(x_s_now: np.ndarray) -> np.ndarray:
+        if not options.friction:
+            return a_rb
+        return np.hstack([a_rb, friction_columns(data.qd_rad_s, x_s_now, v_k)])
+
+    if options.friction:
+        _check_friction_layout(base_map, n)
+    w_base = base_regressor(x_s)
+    normal = NormalEquations.from_regressor(w_base, y, n)
+    cond = _check_excitation_gram(normal, base_map.names, options.excitation_tolerance)
+    sigma = normal.solve().residual_rms_nm
+    if options.friction and options.fit_stribeck:
+        x_s = _fit_stribeck(a_rb, data.qd_rad_s, y, 1.0 / np.maximum(sigma, 1e-9) ** 2, v_k,
+                            options.stribeck_search_range_rad_s, x_s)
+        w_base = base_regressor(x_s)
+        normal = NormalEquations.from_regressor(w_base, y, n)
+        sigma = normal.solve().residual_rms_nm
+    timings["stribeck"] = time.perf_counter() - clock
+    stages(0.6, 0.75)(1.0)
+
+    clock = time.perf_counter()
+    joint_weights = 1.0 / np.maximum(sigma, 1e-9) ** 2
+    if options.estimator == "ols":
+        linear = normal.solve()
+    elif options.estimator == "irls" or options.robust:
+        linear = iteratively_reweighted_least_squares(w_base, y, n)
+    else:
+        linear = normal.solve(joint_weights)
+    timings["linear"] = time.perf_counter() - clock
+
+    prior = options.prior or DynamicModel.from_robot_model(rm, robot=rm.name if rm.description else rm.urdf)
+    prior_full = full_parameter_vector(prior.standard_parameters(), prior.rotor_inertia_kgm2 if options.rotor else None,
+                                       FrictionParameters.zeros(n) if options.friction else None)
+    start_full = base_map.standard_near(linear.parameters, prior_full)
+    consistent = None
+    clock = time.perf_counter()
+    if options.estimator == "consistent":
+        if linear.method == "irls":
+            r_factor, z, _ = compress(w_base, y, linear.row_weights)
+        else:
+            r_factor, z = normal.compressed(joint_weights)
+        half = _link_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
+        consistent = physically_consistent_least_squares(
+            r_factor, z, base_map.combination_matrix, prior_full, n_joints=n, rotor=options.rotor,
+            friction=options.friction, com_half_width_m=half, regularisation=options.regularisation,
+            initial_full=start_full)
+        full = consistent.full_parameters
+    else:
+        full = start_full
+    timings["consistent"] = time.perf_counter() - clock
+    stages(0.75, 0.95)(1.0)
+
+    standard = full[: 10 * n]
+    at = 10 * n
+    rotor = full[at: at + n] if options.rotor else np.zeros(n)
+    at += n if options.rotor else 0
+    friction = (FrictionParameters.from_linear_vector(full[at: at + 4 * n], stribeck_velocity_rad_s=x_s,
+                                                      coulomb_velocity_rad_s=v_k)
+                if options.friction else FrictionParameters.zeros(n))
+    base_consistent = base_map.base_from_standard(full)
+    predicted = (w_base @ base_consistent).reshape(-1, n)
+    metrics = torque_metrics(predicted, data.torque, rm.joint_names)
+    consistent_links = is_physically_consistent(standard.reshape(n, 10))
+    gains = (np.ones(n) if options.drive_gains_nm_per_a is None
+             else np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,)).copy())
+    model = prior.with_standard_parameters(
+        standard,
+        rotor_inertia_kgm2=rotor,
+        friction=friction,
+        drive_gains_nm_per_a=gains,
+        base_parameters={"names": list(base_map.names), "values": linear.parameters.tolist(),
+                         "std": linear.std.tolist(), "values_consistent": base_consistent.tolist(),
+                         "estimator": linear.method},
+        provenance={
+            **options.provenance,
+            "method": f"{options.estimator} (base: {linear.method})",
+            "torque_source": torque_label,
+            "preprocessing": data.summary(),
+            "condition_number": cond,
+            "physically_consistent_links": consistent_links.tolist(),
+            "fit_percent": metrics["fit_percent"],
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
+    stages.close()
+    return IdentificationResult(
+        model=model, base_map=base_map, base_estimate=linear, base_parameters_consistent=base_consistent,
+        full_parameters=full, consistent=consistent, physically_consistent_links=consistent_links, data=data,
+        predicted_torque_nm=predicted, measured_torque_nm=data.torque, metrics=metrics, condition_number=cond,
+        stribeck_velocity_rad_s=x_s, timings_s=timings)
+
+
+def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: RobotModel | None = None
+                   ) -> np.ndarray:
+    """Joint torques (N, n) the model predicts: rigid body + rotor + friction (regressor form, fast)."""
+    rm = robot or load_robot(model.robot)
+    n = rm.n_joints
+    w = rigid_body_regressor(rm, q_rad, qd_rad_s, qdd_rad_s2)
+    tau = w @ model.standard_parameters() + rotor_regressor(qdd_rad_s2) @ model.rotor_inertia_kgm2
+    from ..dynamics.friction import friction_torque
+    return tau.reshape(-1, n) + friction_torque(model.friction, np.atleast_2d(qd_rad_s))
+
+
+def validate(model: DynamicModel, recording: Any, robot: RobotModel | str | None = None,
+             options: IdentificationOptions | None = None, *, cutoff_hz: float | None = None) -> dict:
+    """Metrics of ``model`` on another recording (preprocessed the same way; give the training
+    ``cutoff_hz`` to filter both alike)."""
+    options = options or IdentificationOptions()
+    if cutoff_hz is not None:
+        options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=cutoff_hz))
+    rm = _robot(robot if robot is not None else model.robot)
+    data = prepare(recording, rm, options)
+    predicted = predict_torque(model, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, robot=rm)
+    return torque_metrics(predicted, data.torque, rm.joint_names)

@@ -1,0 +1,215 @@
+"""Preprocessing of recorded joint data for identification.
+
+From robot timestamps, positions, (optionally) velocities and torques/currents to
+clean, synchronous q, qd, qdd and torque samples:
+
+1. rows with NaN/inf are dropped; timestamps must increase — a jump larger than
+   ``gap_factor`` x the median period (dropped packets, a paused recording) or a
+   non-increasing step splits the data into *segments*; nothing is ever filtered
+   or differentiated across a gap;
+2. zero-phase low-pass (Butterworth, ``scipy.signal.sosfiltfilt``) of every
+   signal, with the same filter, so torques and accelerations keep the same
+   phase and attenuation; the cut-off is given or chosen from the data (the
+   frequency holding ``energy_fraction`` of the joint velocities' energy, times
+   ``cutoff_margin``);
+3. acceleration (and velocity when not recorded) by central differences on the
+   robot's own timestamps (``numpy.gradient``, exact for uneven steps);
+4. the filter's edge transients are trimmed from each segment, then samples are
+   decimated to a few times the cut-off (the signal above it is gone anyway).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.signal
+
+__all__ = ["PreprocessedData", "PreprocessingOptions", "estimate_cutoff_hz", "find_segments", "preprocess"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreprocessingOptions:
+    """Options of :func:`preprocess` (keyword-only).
+
+    cutoff_hz: low-pass cut-off; ``None`` = from the data (:func:`estimate_cutoff_hz`).
+    filter_order: Butterworth order (applied forward and backward: twice the attenuation).
+    gap_factor: a timestamp step above ``gap_factor`` x the median period is a gap.
+    min_segment_s: shorter segments (after trimming) are dropped.
+    decimate_to_hz: target rate after filtering; ``None`` = ``decimation_factor_of_cutoff`` x cut-off.
+    energy_fraction / cutoff_margin / min_cutoff_hz: the automatic cut-off choice.
+    """
+
+    cutoff_hz: float | None = None
+    filter_order: int = 4
+    gap_factor: float = 3.0
+    min_segment_s: float = 0.5
+    decimate_to_hz: float | None = None
+    decimation_factor_of_cutoff: float = 5.0
+    energy_fraction: float = 0.99
+    cutoff_margin: float = 5.0
+    min_cutoff_hz: float = 10.0
+    trim_cutoff_periods: float = 2.0
+
+
+@dataclass(frozen=True)
+class PreprocessedData:
+    """Filtered, differentiated, gap-free samples ready for the regressor.
+
+    Arrays have N rows (samples) and n columns (joints); ``segment_id`` tells which
+    contiguous recording segment each sample came from. ``torque`` is in the
+    unit it was given in (Nm, or A for currents); ``extra`` holds other signals
+    filtered the same way.
+    """
+
+    time_s: np.ndarray
+    q_rad: np.ndarray
+    qd_rad_s: np.ndarray
+    qdd_rad_s2: np.ndarray
+    torque: np.ndarray
+    segment_id: np.ndarray
+    sample_rate_hz: float
+    cutoff_hz: float
+    decimation: int
+    n_segments: int
+    n_gaps: int
+    n_dropped_rows: int = 0
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.time_s.shape[0])
+
+    def summary(self) -> dict:
+        return {"samples": self.n_samples, "sample_rate_hz": self.sample_rate_hz, "cutoff_hz": self.cutoff_hz,
+                "decimation": self.decimation, "segments": self.n_segments, "gaps": self.n_gaps,
+                "dropped_rows": self.n_dropped_rows,
+                "duration_s": float(self.n_samples / self.sample_rate_hz) if self.sample_rate_hz else 0.0}
+
+
+def find_segments(time_s: np.ndarray, *, gap_factor: float = 3.0) -> tuple[list[slice], float]:
+    """Contiguous segments of a timestamp vector and its median period (s).
+
+    A step that is non-positive or larger than ``gap_factor`` x the median period ends a segment.
+    """
+    t = np.asarray(time_s, float)
+    if t.ndim != 1 or t.shape[0] < 2:
+        raise ValueError("time_s must be a 1-D array of at least 2 timestamps")
+    dt = np.diff(t)
+    positive = dt[dt > 0]
+    if positive.size == 0:
+        raise ValueError("timestamps never increase; pass the robot's timestamps in seconds")
+    period = float(np.median(positive))
+    breaks = np.flatnonzero((dt <= 0) | (dt > gap_factor * period)) + 1
+    edges = np.concatenate([[0], breaks, [t.shape[0]]])
+    return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a], period
+
+
+def estimate_cutoff_hz(velocity: np.ndarray, sample_rate_hz: float, *, energy_fraction: float = 0.99,
+                       margin: float = 5.0, min_cutoff_hz: float = 10.0) -> float:
+    """Cut-off from the data: ``margin`` x the frequency below which ``energy_fraction`` of the
+    (mean-removed) joint velocities' spectral energy lies, worst joint; clipped to [min, 0.4 fs].
+
+    The motion's own bandwidth is what the dynamics must keep; noise lives above it.
+    """
+    v = np.atleast_2d(np.asarray(velocity, float))
+    if v.shape[0] < 16:
+        return float(np.clip(min_cutoff_hz, 0, 0.4 * sample_rate_hz))
+    freqs, psd = scipy.signal.welch(v - v.mean(axis=0), fs=sample_rate_hz, axis=0,
+                                    nperseg=min(v.shape[0], int(max(256, 10 * sample_rate_hz))))
+    energy = np.cumsum(psd, axis=0)
+    total = energy[-1]
+    bandwidth = 0.0
+    for j in range(v.shape[1]):
+        if total[j] <= 0:
+            continue
+        k = int(np.searchsorted(energy[:, j], energy_fraction * total[j]))
+        bandwidth = max(bandwidth, float(freqs[min(k, freqs.shape[0] - 1)]))
+    return float(np.clip(margin * bandwidth, min_cutoff_hz, 0.4 * sample_rate_hz))
+
+
+def _check_signal(name: str, values, n_rows: int) -> np.ndarray:
+    arr = np.asarray(values, float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n_rows:
+        raise ValueError(f"{name} must have shape (N, n) with N={n_rows} samples, got {np.shape(values)}")
+    return arr
+
+
+def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = None,
+               options: PreprocessingOptions | None = None) -> PreprocessedData:
+    """Segment, filter, differentiate, trim and decimate one recording (see module docstring)."""
+    opts = options or PreprocessingOptions()
+    t = np.asarray(time_s, float).ravel()
+    n_rows = t.shape[0]
+    q = _check_signal("q_rad", q_rad, n_rows)
+    tau = _check_signal("torque", torque, n_rows)
+    qd = None if qd_rad_s is None else _check_signal("qd_rad_s", qd_rad_s, n_rows)
+    extra_in = {k: _check_signal(k, v, n_rows) for k, v in (extra or {}).items()}
+    if tau.shape[1] != q.shape[1] or (qd is not None and qd.shape[1] != q.shape[1]):
+        raise ValueError(f"q has {q.shape[1]} joints but torque/velocity have a different count")
+    stacked = [t[:, None], q, tau] + ([qd] if qd is not None else []) + list(extra_in.values())
+    finite = np.all(np.isfinite(np.hstack(stacked)), axis=1)
+    n_bad = int(n_rows - finite.sum())
+    if finite.sum() < 2:
+        raise ValueError("fewer than 2 finite samples; check the recording")
+    # Drop bad rows; the time jump they leave is then detected as a gap.
+    t, q, tau = t[finite], q[finite], tau[finite]
+    qd = None if qd is None else qd[finite]
+    extra_in = {k: v[finite] for k, v in extra_in.items()}
+
+    segments, period = find_segments(t, gap_factor=opts.gap_factor)
+    fs = 1.0 / period
+    if opts.cutoff_hz is None:
+        longest = max(segments, key=lambda s: s.stop - s.start)
+        v_for_cutoff = qd[longest] if qd is not None else np.gradient(q[longest], t[longest], axis=0)
+        cutoff = estimate_cutoff_hz(v_for_cutoff, fs, energy_fraction=opts.energy_fraction,
+                                    margin=opts.cutoff_margin, min_cutoff_hz=opts.min_cutoff_hz)
+    else:
+        cutoff = float(opts.cutoff_hz)
+        if not 0 < cutoff < 0.5 * fs:
+            raise ValueError(f"cutoff_hz={cutoff} must lie in (0, {0.5 * fs:.1f}) Hz (half the {fs:.1f} Hz rate)")
+    sos = scipy.signal.butter(opts.filter_order, cutoff, btype="low", fs=fs, output="sos")
+    target = opts.decimate_to_hz or opts.decimation_factor_of_cutoff * cutoff
+    decimation = max(1, int(np.floor(fs / target)))
+    trim = int(np.ceil(opts.trim_cutoff_periods * fs / cutoff))
+    min_len = max(int(np.ceil(opts.min_segment_s * fs)) + 2 * trim, 3 * (opts.filter_order * 2 + 1) + 2)
+
+    out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": []}
+    out_extra: dict[str, list] = {k: [] for k in extra_in}
+    kept = 0
+    for seg in segments:
+        if seg.stop - seg.start < min_len:
+            continue
+        ts = t[seg]
+        qf = scipy.signal.sosfiltfilt(sos, q[seg], axis=0)
+        if qd is not None:
+            qdf = scipy.signal.sosfiltfilt(sos, qd[seg], axis=0)
+        else:
+            qdf = np.gradient(qf, ts, axis=0)
+        qddf = np.gradient(qdf, ts, axis=0)  # central differences on the robot's timestamps
+        tauf = scipy.signal.sosfiltfilt(sos, tau[seg], axis=0)
+        keep = slice(trim, ts.shape[0] - trim, decimation)
+        out["t"].append(ts[keep])
+        out["q"].append(qf[keep])
+        out["qd"].append(qdf[keep])
+        out["qdd"].append(qddf[keep])
+        out["tau"].append(tauf[keep])
+        out["seg"].append(np.full(out["t"][-1].shape[0], kept))
+        for k, v in extra_in.items():
+            out_extra[k].append(scipy.signal.sosfiltfilt(sos, v[seg], axis=0)[keep])
+        kept += 1
+    if kept == 0:
+        raise ValueError(
+            f"no segment is long enough: need >= {min_len} contiguous samples ({min_len / fs:.2f} s at {fs:.0f} Hz) "
+            f"between gaps; found {len(segments)} segments (longest "
+            f"{max(s.stop - s.start for s in segments)} samples). Record longer or lower min_segment_s"
+        )
+    n_gaps = len(segments) - 1
+    return PreprocessedData(
+        time_s=np.concatenate(out["t"]), q_rad=np.vstack(out["q"]), qd_rad_s=np.vstack(out["qd"]),
+        qdd_rad_s2=np.vstack(out["qdd"]), torque=np.vstack(out["tau"]), segment_id=np.concatenate(out["seg"]),
+        sample_rate_hz=fs / decimation, cutoff_hz=cutoff, decimation=decimation, n_segments=kept, n_gaps=n_gaps,
+        n_dropped_rows=n_bad, extra={k: np.vstack(v) for k, v in out_extra.items()},
+    )

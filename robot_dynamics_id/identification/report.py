@@ -1,0 +1,212 @@
+"""What the identifier writes for people and for the controller: model YAML, URDF, metrics.json, PNG plots.
+
+``write_report(result, out_dir)`` writes
+
+* ``model.yaml`` — io/model_file.DynamicModel (base parameters with standard
+  deviations, per-link parameters, friction, drive gains, provenance);
+* ``model.urdf`` — the robot's URDF with every link's ``<inertial>`` replaced by
+  the identified one (mass, CoM and inertia about the CoM in the link frame);
+* ``metrics.json`` — per-joint fit (seeds.md P3 eq. (31)), RRE %, RMS (Nm), plus
+  preprocessing summary, condition number, consistency and timings;
+* ``torque_fit.png``, ``residuals.png``, ``friction.png`` (matplotlib, Agg backend).
+
+:class:`ProgressBar` draws a one-line progress bar on stderr for long runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..dynamics.friction import friction_torque
+from ..io.model_file import DynamicModel
+from ..robots.model import RobotModel, load_robot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .pipeline import IdentificationResult
+
+__all__ = ["ProgressBar", "identified_urdf", "plot_friction", "plot_torques", "write_metrics", "write_report"]
+
+
+class ProgressBar:
+    """A one-line text progress bar on stderr: ``update(fraction)``, ``close()``."""
+
+    def __init__(self, label: str, *, width: int = 30, stream=None, min_interval_s: float = 0.1):
+        self.label = label
+        self.width = width
+        self.stream = stream or sys.stderr
+        self.min_interval_s = min_interval_s
+        self._last = 0.0
+        self._start = time.perf_counter()
+        self.fraction = 0.0
+
+    def update(self, fraction: float) -> None:
+        self.fraction = float(np.clip(fraction, 0.0, 1.0))
+        now = time.perf_counter()
+        if now - self._last < self.min_interval_s and self.fraction < 1.0:
+            return
+        self._last = now
+        filled = int(round(self.width * self.fraction))
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                          f"{100 * self.fraction:5.1f}% {now - self._start:6.1f} s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self._last = 0.0
+        self.update(1.0)
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _fmt(values) -> str:
+    return " ".join(f"{float(v):.12g}" for v in values)
+
+
+def identified_urdf(model: DynamicModel, robot: RobotModel | None = None) -> str:
+    """The robot's URDF with the identified inertials.
+
+    The pinocchio frame of joint i is the URDF frame of its child link, so each
+    child link gets ``<inertial>`` = (mass, CoM, inertia about the CoM) of the model's
+    link i in that frame; other links fixed to the same joint lose their inertials
+    (the identified link already contains them).
+    """
+    rm = robot or load_robot(model.robot)
+    root = ET.fromstring(rm.urdf)
+    links = {link.get("name"): link for link in root.findall("link")}
+    child_of_joint = {j.get("name"): j.find("child").get("link") for j in root.findall("joint")}
+    identified = set()
+    for i, joint_name in enumerate(model.joint_names):
+        link_name = child_of_joint.get(joint_name)
+        if link_name is None or link_name not in links:
+            raise ValueError(f"joint {joint_name!r} of the model is not in the URDF of {rm.name!r}")
+        link = links[link_name]
+        for old in link.findall("inertial"):
+            link.remove(old)
+        inertial = ET.SubElement(link, "inertial")
+        ET.SubElement(inertial, "origin", xyz=_fmt(model.link_com_m[i]), rpy="0 0 0")
+        ET.SubElement(inertial, "mass", value=f"{model.link_mass_kg[i]:.12g}")
+        inertia = model.link_inertia_kgm2[i]
+        ET.SubElement(inertial, "inertia", ixx=f"{inertia[0, 0]:.12g}", ixy=f"{inertia[0, 1]:.12g}",
+                      ixz=f"{inertia[0, 2]:.12g}", iyy=f"{inertia[1, 1]:.12g}", iyz=f"{inertia[1, 2]:.12g}",
+                      izz=f"{inertia[2, 2]:.12g}")
+        identified.add(link_name)
+    # links rigidly attached (fixed joints) to an identified link: their mass is inside it now
+    fixed_children = {j.find("child").get("link") for j in root.findall("joint") if j.get("type") == "fixed"}
+    for name in fixed_children - identified:
+        for old in links[name].findall("inertial"):
+            links[name].remove(old)
+    comment = ET.Comment(f" inertials identified by robot_dynamics_id ({model.provenance.get('method', 'unknown')}) ")
+    root.insert(0, comment)
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _json_ready(value):
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _json_ready(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if np.isfinite(v) else None
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def write_metrics(path: str | Path, metrics: dict) -> Path:
+    """metrics.json (NaN/inf written as null)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_json_ready(metrics), indent=2) + "\n")
+    return path
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_torques(time_s, measured, predicted, joint_names, path_fit: str | Path, path_residuals: str | Path,
+                 *, unit: str = "Nm", max_points: int = 20000) -> None:
+    """Measured vs predicted torque per joint, and the residuals, as two PNGs."""
+    plt = _pyplot()
+    t = np.asarray(time_s)
+    step = max(1, t.shape[0] // max_points)
+    t, measured, predicted = t[::step], np.asarray(measured)[::step], np.asarray(predicted)[::step]
+    n = measured.shape[1]
+    for path, residual in ((path_fit, False), (path_residuals, True)):
+        fig, axes = plt.subplots(n, 1, figsize=(10, 1.8 * n), sharex=True, squeeze=False)
+        for j in range(n):
+            ax = axes[j, 0]
+            if residual:
+                ax.plot(t, predicted[:, j] - measured[:, j], lw=0.6, color="tab:red")
+                ax.axhline(0, color="k", lw=0.5)
+            else:
+                ax.plot(t, measured[:, j], lw=0.8, label="measured")
+                ax.plot(t, predicted[:, j], lw=0.8, ls="--", label="predicted")
+            ax.set_ylabel(f"{joint_names[j]}\n[{unit}]", fontsize=7)
+        axes[0, 0].set_title("torque residual (predicted - measured)" if residual else "measured vs predicted torque")
+        if not residual:
+            axes[0, 0].legend(loc="upper right", fontsize=7)
+        axes[-1, 0].set_xlabel("time [s] (segments concatenated)")
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+
+
+def plot_friction(model: DynamicModel, path: str | Path, *, max_velocity_rad_s: float = 1.5) -> None:
+    """The identified friction torque of every joint against velocity (P2 eq. (11) model)."""
+    plt = _pyplot()
+    v = np.linspace(-max_velocity_rad_s, max_velocity_rad_s, 801)
+    tau = friction_torque(model.friction, np.repeat(v[:, None], model.n_joints, axis=1))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for j in range(model.n_joints):
+        ax.plot(v, tau[:, j], label=model.joint_names[j])
+    ax.set_xlabel("joint velocity [rad/s]")
+    ax.set_ylabel("friction torque [Nm]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_report(result: IdentificationResult, out_dir: str | Path, *, robot: RobotModel | None = None,
+                 validation_metrics: dict | None = None, plots: bool = True) -> dict[str, Path]:
+    """Write model.yaml, model.urdf, metrics.json and the PNG plots into ``out_dir``; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"model": result.model.save(out / "model.yaml")}
+    urdf_path = out / "model.urdf"
+    urdf_path.write_text(identified_urdf(result.model, robot))
+    paths["urdf"] = urdf_path
+    metrics = {
+        "training": result.metrics,
+        "validation": validation_metrics,
+        "preprocessing": result.data.summary(),
+        "condition_number": result.condition_number,
+        "n_base_parameters": result.base_map.n_base,
+        "physically_consistent_links": result.physically_consistent_links.tolist(),
+        "stribeck_velocity_rad_s": result.stribeck_velocity_rad_s.tolist(),
+        "estimator": result.model.provenance.get("method"),
+        "timings_s": result.timings_s,
+    }
+    paths["metrics"] = write_metrics(out / "metrics.json", metrics)
+    if plots:
+        names = list(result.model.joint_names)
+        plot_torques(result.data.time_s, result.measured_torque_nm, result.predicted_torque_nm, names,
+                     out / "torque_fit.png", out / "residuals.png")
+        plot_friction(result.model, out / "friction.png")
+        paths.update(torque_fit=out / "torque_fit.png", residuals=out / "residuals.png",
+                     friction=out / "friction.png")
+    return paths

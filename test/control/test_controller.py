@@ -1,0 +1,113 @@
+"""The stateful controller: refusals, stop(), output modes, stages and events."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robot_dynamics_id.control.contact import ContactStage
+from robot_dynamics_id.control.controller import (ControllerConfig, OperationalSpaceController, OutputMode,
+                                                  Payload)
+from robot_dynamics_id.io.model_file import DynamicModel
+
+Q = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])
+
+
+@pytest.fixture(scope="module")
+def model():
+    return DynamicModel.nominal("ur3")
+
+
+def _controller(model, **options):
+    ctl = OperationalSpaceController(model, config=ControllerConfig(**options))
+    ctl.osm.update(Q, np.zeros(6))
+    return ctl
+
+
+def test_bad_targets_are_refused_with_clear_messages(model):
+    ctl = _controller(model)
+    here = ctl.osm.position_m.copy()
+    with pytest.raises(ValueError, match="3 finite numbers"):
+        ctl.set_motion_target([np.nan, 0.0, 0.3])
+    with pytest.raises(ValueError, match="beyond the arm's reach"):
+        ctl.set_motion_target([2.0, 0.0, 0.3])
+    with pytest.raises(ValueError, match="not a rotation matrix"):
+        ctl.set_motion_target(here, 2 * np.eye(3))
+    with pytest.raises(ValueError, match="exceeds the configured limit"):
+        ctl.set_force_target(500.0)
+    with pytest.raises(ValueError, match="finite"):
+        ctl.set_force_target(float("nan"))
+    with pytest.raises(ValueError, match="no motion target"):
+        ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
+    ctl.set_motion_target(here, ctl.osm.rotation)
+    with pytest.raises(ValueError, match="NaN"):
+        ctl.step(Q * np.nan, np.zeros(6), 0.0, wrench_base=np.zeros(6))
+    with pytest.raises(ValueError, match="needs wrench_base"):
+        ctl.step(Q, np.zeros(6), 0.0)
+    with pytest.raises(ValueError, match="period_s"):
+        ControllerConfig(period_s=0.0)
+
+
+def test_torque_output_subtracts_the_robots_own_gravity(model):
+    payload = Payload(0.3, (0.0, 0.0, 0.05), ((1e-3, 0, 0), (0, 1e-3, 0), (0, 0, 1e-4)))
+    ctl = _controller(model, payload=payload, friction_compensation=False)
+    ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    cmd = ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
+    # at rest on target: Gamma = g(q) of the model with payload, and the robot adds g itself
+    g = pin.computeGeneralizedGravity(ctl.osm.model, ctl.osm.model.createData(), Q)
+    np.testing.assert_allclose(cmd.joint_torque_nm, g, atol=1e-9)
+    np.testing.assert_allclose(cmd.torque_nm, 0.0, atol=1e-9)
+    ctl2 = _controller(model, payload=payload, friction_compensation=False, robot_adds_gravity=False)
+    ctl2.set_motion_target(ctl2.osm.position_m, ctl2.osm.rotation)
+    ctl2.enter_free_motion()
+    np.testing.assert_allclose(ctl2.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6)).torque_nm, g, atol=1e-9)
+
+
+def test_velocity_output_integrates_the_closed_loop_model(model):
+    ctl = _controller(model, output_mode="velocity", period_s=0.008)
+    here = ctl.osm.position_m.copy()
+    ctl.set_motion_target(here + np.array([0.0, 0.0, 0.01]), ctl.osm.rotation)
+    ctl.enter_free_motion()
+    ctl.reset_velocity_integrator(np.zeros(6))
+    cmd = ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
+    assert cmd.mode is OutputMode.VELOCITY
+    # one period of the commanded acceleration 400 * 0.01 m/s^2 upwards
+    np.testing.assert_allclose(ctl.osm.J @ cmd.velocity_rad_s, [0, 0, 4.0 * 0.008, 0, 0, 0], atol=1e-6)
+
+
+def test_stop_commands_zero_and_holds(model):
+    ctl = _controller(model)
+    ctl.set_motion_target(ctl.osm.position_m + 0.05, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    assert np.abs(ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6)).torque_nm).max() > 0
+    cmd = ctl.stop()
+    assert cmd.stopped and not cmd.torque_nm.any() and not cmd.velocity_rad_s.any()
+    again = ctl.step(Q, np.zeros(6), 0.01, wrench_base=np.zeros(6))
+    assert again.stopped and not again.torque_nm.any()
+
+
+def test_contact_stages_are_reported_through_step(model):
+    ctl = _controller(model, min_impact_duration_s=0.0)
+    rotation = ctl.osm.rotation
+    ctl.set_motion_target(ctl.osm.position_m, rotation)
+    ctl.set_force_target(10.0)
+    ctl.start_approach(0.0)
+    z = rotation[:, 2]
+    press = np.r_[-15.0 * z, 0, 0, 0]  # environment pushes back on the tool: robot presses 15 N
+    cmd = ctl.step(Q, np.zeros(6), 0.002, wrench_base=press)
+    assert cmd.stage is ContactStage.IMPACT and cmd.events[0].to_stage is ContactStage.IMPACT
+    cmd = ctl.step(Q, np.zeros(6), 0.004, wrench_base=np.r_[-5.0 * z, 0, 0, 0])
+    assert cmd.stage is ContactStage.HYBRID
+    # force error along tool z (task axes) is f_d - f = 10 - 5
+    assert cmd.force_error[2] == pytest.approx(5.0, abs=1e-9)
+    assert [e.to_stage for e in ctl.events] == [ContactStage.APPROACH, ContactStage.IMPACT, ContactStage.HYBRID]
+
+
+def test_sensorless_mode_needs_currents(model):
+    ctl = _controller(model, force_source="estimated")
+    ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    with pytest.raises(ValueError, match="needs current_a"):
+        ctl.step(Q, np.zeros(6), 0.0)
+    cmd = ctl.step(Q, np.zeros(6), 0.0, current_a=np.zeros(6))
+    assert np.all(np.isfinite(cmd.torque_nm))
