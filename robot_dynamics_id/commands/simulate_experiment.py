@@ -111,6 +111,12 @@ def _validate(args: argparse.Namespace):
         raise ValueError(f"--rate must be > 0 Hz, got {args.rate}")
     if args.payload_kg < 0:
         raise ValueError(f"--payload-kg must be >= 0, got {args.payload_kg}")
+    rated = robot.description.payload_kg
+    for option, mass in (("--payload-kg", args.payload_kg), ("--known-payload-kg", args.known_payload_kg)):
+        if mass is not None and mass > rated:
+            raise ValueError(f"{option} {mass:g} kg exceeds the {robot.description.name}'s rated payload {rated:g} kg")
+    if args.drive_gains is not None and (len(args.drive_gains) != robot.n_joints or min(args.drive_gains) <= 0):
+        raise ValueError(f"--drive-gains needs {robot.n_joints} positive values in Nm/A, got {list(args.drive_gains)}")
     if args.truth_seed < -1:
         raise ValueError(f"--truth-seed must be >= 0 (or -1 for the nominal model), got {args.truth_seed}")
     if args.fourier_iterations < 1:
@@ -125,6 +131,8 @@ def _validate(args: argparse.Namespace):
             raise ValueError("--duration applies to generated excitations (prbs, fourier); the file "
                              f"{source} fixes its own duration: leave --duration out")
     out = _check_new(args.out, "--out")
+    if Path(args.truth_out).is_dir():
+        raise ValueError(f"--truth-out {args.truth_out} is a directory; give a file name such as truth.yaml")
     known = args.known_payload_kg is not None
     if known:
         if not args.known_payload_kg > 0:
@@ -166,8 +174,11 @@ def _excitation(args: argparse.Namespace, robot, source: str, say):
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import replace
+
     from ..io.ur_csv import write_ur_csv
-    from ..sim.experiment import resolve_truth, run_experiment, write_experiment_bag
+    from ..sim.experiment import PayloadSpec, resolve_truth, run_experiment, write_experiment_bag
 
     def say(text: str) -> None:
         if not args.quiet:
@@ -193,17 +204,14 @@ def run(args: argparse.Namespace) -> int:
 
     runs = [("run", args.out, args.csv, args.payload_kg, args.payload_com, args.noise_seed, {})]
     if args.known_payload_kg is not None:
-        import json
-
-        from ..sim.experiment import PayloadSpec
-
-        spec = PayloadSpec.point_mass(args.known_payload_kg, args.known_payload_com).to_dict()
+        # Both bags name the payload and each other, so the pair can be found again for drive-gain identification.
+        payload = PayloadSpec.point_mass(args.known_payload_kg, args.known_payload_com).to_dict()
         runs[0][-1]["known_payload_experiment"] = json.dumps(
-            {"role": "without_payload", "payload": spec, "other_bag": str(args.known_payload_out)})
+            {"role": "without_payload", "payload": payload, "other_bag": str(args.known_payload_out)})
         runs.append(("run with known payload", args.known_payload_out, args.known_payload_csv,
                      args.known_payload_kg, args.known_payload_com, args.noise_seed + 1,
                      {"known_payload_experiment": json.dumps(
-                         {"role": "with_payload", "payload": spec, "other_bag": str(args.out)})}))
+                         {"role": "with_payload", "payload": payload, "other_bag": str(args.out)})}))
     say(f"{trajectory.kind} excitation of {trajectory.duration_s:g} s on the simulated {name} at {args.rate:g} Hz, "
         f"truth {'nominal' if truth_seed is None else f'seed {truth_seed}'}")
     results = []
@@ -213,13 +221,12 @@ def run(args: argparse.Namespace) -> int:
                                 configured_drive_gains_nm_per_a=args.drive_gains,
                                 on_progress=None if args.quiet else reporter(label))
         if truth_seed is not None:
-            from dataclasses import replace
-
             result = replace(result, truth_seed=truth_seed)
         started = time.perf_counter()
         write_experiment_bag(out, result, storage=args.storage, extra_metadata=extra)
         bag_s = time.perf_counter() - started
         if csv:
+            Path(csv).parent.mkdir(parents=True, exist_ok=True)
             write_ur_csv(csv, result.recording)
         results.append(result)
         print(f"{label}: {result.describe()}")

@@ -36,7 +36,7 @@ from ..dynamics.friction import SIGN_SMOOTHING_RAD_S
 from .contact import ContactStage, ContactStageMachine, StageEvent
 from .force_estimation import MomentumObserver, wrench_from_joint_torque
 from .operational_space import OperationalSpaceModel, orientation_error, shift_wrench
-from .selection import POLISHING_MOTION_AXES, selection_matrices
+from .selection import POLISHING_MOTION_AXES
 from .singularity import SingularityHandler, SingularityMethod
 
 __all__ = [
@@ -93,18 +93,26 @@ class ControllerConfig:
     #: tool tip (force operational point) relative to tool0 (m)
     tool_tip_offset_m: tuple[float, float, float] = (0.0, 0.0, 0.11)
     # ---- motion law, P2 eq. (3) -----------------------------------------------------
-    kp_position_per_s2: float = 400.0
-    kv_position_per_s: float = 40.0
-    kp_orientation_per_s2: float = 400.0
-    kv_orientation_per_s: float = 40.0
+    kp_position_per_s2: float = 900.0
+    kv_position_per_s: float = 60.0
+    kp_orientation_per_s2: float = 3600.0
+    kv_orientation_per_s: float = 120.0
     #: impact stage damping, P2 eq. (10): F*_motion = -k_v xd
     kv_impact_per_s: float = 40.0
     # ---- force law, P2 eq. (4) (gains map a force error to an acceleration) --------
-    kp_force_m_s2_per_n: float = 0.5
-    ki_force_m_s2_per_n_s: float = 10.0
+    #: fixed k_pf, k_if of P2 eq. (4); None (default) = scheduled from the loop gains below
+    kp_force_m_s2_per_n: float | None = None
+    ki_force_m_s2_per_n_s: float | None = None
+    #: loop gains of the force law: k_pf = force_loop_gain / lambda_n and
+    #: k_if = force_loop_integral_gain_per_s / lambda_n each cycle, lambda_n = n^T Lambda n the
+    #: inertia along the force axis. Keep force_loop_gain well below 1: on a stiff surface the
+    #: force follows the command within a cycle, f_{k+1} ~ f_d + lambda_n k_pf (f_d - f_k),
+    #: which oscillates for a loop gain > 1 (seen at 0.5 m/s^2/N x 3.7 kg on the UR3).
+    force_loop_gain: float = 0.3
+    force_loop_integral_gain_per_s: float = 30.0
     #: velocity damping along force-controlled axes (a practical addition to eq. (4))
     kv_force_per_s: float = 40.0
-    kp_moment_rad_s2_per_nm: float = 20.0
+    kp_moment_rad_s2_per_nm: float = 100.0
     ki_moment_rad_s2_per_nm_s: float = 0.0
     kv_moment_per_s: float = 20.0
     #: force/moment error saturation (N, Nm) before the PI law
@@ -120,8 +128,8 @@ class ControllerConfig:
     min_impact_duration_s: float = 0.02
     # ---- singularity, P2 eqs. (6)-(9) ------------------------------------------------
     singularity_method: SingularityMethod | str = SingularityMethod.PADDING
-    singularity_region_enter_sigma: float = 0.04
-    singularity_region_full_sigma: float = 0.015
+    singularity_region_enter_sigma: float = 0.03
+    singularity_region_full_sigma: float = 0.01
     singularity_damping_max: float = 0.02
     # ---- friction compensation, P2 eqs. (11)-(12) ------------------------------------
     friction_compensation: bool = True
@@ -138,7 +146,7 @@ class ControllerConfig:
     #: M^-1 J^T Lambda; smooth, so no chatter at reversals, but blind to motion the force
     #: loop makes), or "sum" (desired + measured minus their common part: desired where the
     #: target moves, measured along the force-controlled directions)
-    friction_velocity_source: str = "measured"
+    friction_velocity_source: str = "sum"
     # ---- sensorless force estimation -------------------------------------------------
     observer_gain_per_s: float = 60.0
     # ---- velocity output --------------------------------------------------------------
@@ -162,7 +170,7 @@ class ControllerConfig:
         if not self.period_s > 0:
             raise ValueError(f"period_s must be > 0, got {self.period_s}")
         for name in ("kp_position_per_s2", "kv_position_per_s", "kp_orientation_per_s2", "kv_orientation_per_s",
-                     "kv_impact_per_s", "kp_force_m_s2_per_n", "ki_force_m_s2_per_n_s", "kv_force_per_s",
+                     "kv_impact_per_s", "force_loop_gain", "force_loop_integral_gain_per_s", "kv_force_per_s",
                      "kp_moment_rad_s2_per_nm", "ki_moment_rad_s2_per_nm_s", "kv_moment_per_s",
                      "force_error_limit_n", "moment_error_limit_nm", "force_integral_limit_n_s",
                      "moment_integral_limit_nm_s", "friction_compensation_scale",
@@ -171,6 +179,10 @@ class ControllerConfig:
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"controller option {name} must be finite and >= 0, got {value}")
+        for name in ("kp_force_m_s2_per_n", "ki_force_m_s2_per_n_s"):
+            value = getattr(self, name)
+            if value is not None and (not np.isfinite(value) or value < 0):
+                raise ValueError(f"controller option {name} must be None or finite and >= 0, got {value}")
         if len(self.motion_axes) != 6:
             raise ValueError("motion_axes needs 6 flags (x, y, z, rx, ry, rz of the tool-tip frame)")
         if not self.velocity_mode_admittance_mass_kg > 0:
@@ -272,8 +284,13 @@ class OperationalSpaceController:
         # Gains as 6-vectors: translations then rotations (task or base axes, isotropic per group).
         self._kp = np.r_[np.full(3, cfg.kp_position_per_s2), np.full(3, cfg.kp_orientation_per_s2)]
         self._kv = np.r_[np.full(3, cfg.kv_position_per_s), np.full(3, cfg.kv_orientation_per_s)]
-        self._kpf = np.r_[np.full(3, cfg.kp_force_m_s2_per_n), np.full(3, cfg.kp_moment_rad_s2_per_nm)]
-        self._kif = np.r_[np.full(3, cfg.ki_force_m_s2_per_n_s), np.full(3, cfg.ki_moment_rad_s2_per_nm_s)]
+        self._schedule_force_gains = cfg.kp_force_m_s2_per_n is None or cfg.ki_force_m_s2_per_n_s is None
+        kpf = cfg.force_loop_gain if cfg.kp_force_m_s2_per_n is None else cfg.kp_force_m_s2_per_n
+        kif = cfg.force_loop_integral_gain_per_s if cfg.ki_force_m_s2_per_n_s is None else cfg.ki_force_m_s2_per_n_s
+        self._kpf = np.r_[np.full(3, kpf), np.full(3, cfg.kp_moment_rad_s2_per_nm)]
+        self._kif = np.r_[np.full(3, kif), np.full(3, cfg.ki_moment_rad_s2_per_nm_s)]
+        self._kpf_now = self._kpf.copy()
+        self._kif_now = self._kif.copy()
         self._kvf = np.r_[np.full(3, cfg.kv_force_per_s), np.full(3, cfg.kv_moment_per_s)]
         self._err_lim = np.r_[np.full(3, cfg.force_error_limit_n), np.full(3, cfg.moment_error_limit_nm)]
         self._int_lim = np.r_[np.full(3, cfg.force_integral_limit_n_s), np.full(3, cfg.moment_integral_limit_nm_s)]
@@ -301,8 +318,15 @@ class OperationalSpaceController:
         self._w_meas_o = np.zeros(6)
         self._w_tip = np.zeros(6)
         self._tmp6 = np.zeros(6)
-        self._tmp_w = np.zeros(6)
+        self._shift = np.eye(6)
+        self._r6 = np.zeros((6, 6))
+        self._task_to_o = np.zeros((6, 6))
+        self._eye6 = np.eye(6)
+        self._motion_float = self._motion_mask.astype(float)
+        self._sensor_apart = bool(np.any(np.asarray(cfg.wrench_reference_offset_m, float)
+                                         != np.asarray(cfg.sensor_offset_m, float)))
         self._ff_o = np.zeros(6)
+        self._jtf = np.zeros(n)
         self.command = ControlCommand(
             mode=cfg.output_mode, torque_nm=np.zeros(n), joint_torque_nm=np.zeros(n), velocity_rad_s=np.zeros(n),
             joint_acceleration_rad_s2=np.zeros(n), stage=self.stages.stage, events=(), force_error=np.zeros(6),
@@ -433,7 +457,7 @@ class OperationalSpaceController:
         c = self.command
         if self._stopped:
             return c
-        if not (np.isfinite(q_rad).all() and np.isfinite(qd_rad_s).all()):
+        if not (np.isfinite(q_rad).all() and np.isfinite(qd_rad_s).all()):  # one check per array
             raise ValueError("joint state contains NaN or inf: stop the robot (controller.stop()) and check the "
                              "robot interface")
         if not self._has_motion_target:
@@ -447,20 +471,33 @@ class OperationalSpaceController:
         if cfg.force_source is ForceSource.SENSOR:
             if wrench_base is None:
                 raise ValueError("force_source='sensor' needs wrench_base (F/T sensor reading) every step")
-            np.negative(wrench_base, out=self._tmp_w)
-            shift_wrench(self._tmp_w, osm.wrench_point_m, osm.position_m, out=w_o)
+            np.negative(wrench_base, out=w_o)
+            if self._sensor_apart:
+                shift_wrench(w_o.copy(), osm.wrench_point_m, osm.position_m, out=w_o)
         else:
             if current_a is None:
                 raise ValueError("force_source='estimated' needs current_a (motor currents) every step")
             drive = self._drive_gains * current_a - self._friction(qd_rad_s)
             tau_ext = self.observer.update(q_rad, qd_rad_s, drive, osm.M)
             np.negative(wrench_from_joint_torque(osm.J, tau_ext), out=w_o)
-        w_tip = shift_wrench(w_o, osm.position_m, osm.tip_position_m, out=self._w_tip)
+        # Wrench shift between tip T and motion point O as a 6x6 matrix S (base axes):
+        # [f; m_O] = S [f; m_T], S = [[I, 0], [[d]x, I]], d = p_T - p_O; twists go the other way,
+        # twist_T = S^T twist_O.
+        d = osm.tip_position_m - osm.position_m
+        S = self._shift
+        S[3, 1] = -d[2]
+        S[3, 2] = d[1]
+        S[4, 0] = d[2]
+        S[4, 2] = -d[0]
+        S[5, 0] = -d[1]
+        S[5, 1] = d[0]
+        w_tip = self._w_tip
+        w_tip[:] = w_o
+        w_tip[3:] -= S[3:, :3] @ w_o[:3]
         r_task = osm.tip_rotation
         normal_force = float(r_task[:, 2] @ w_tip[:3])
 
         # ---- contact stage, P2 eq. (10) ----
-        stage_before = self.stages.stage
         event = self.stages.update(normal_force, time_s)
         stage = self.stages.stage
         if event is not None and stage is ContactStage.HYBRID:
@@ -477,8 +514,9 @@ class OperationalSpaceController:
             # P2, eq. (10): dissipate the impact, F*_motion = -k_v xd.
             np.multiply(-cfg.kv_impact_per_s, twist, out=accel)
         else:
-            accel[:] = self._xdd_d
-            accel -= self._kv * (twist - self._xd_d)
+            np.subtract(twist, self._xd_d, out=accel)
+            accel *= -self._kv
+            accel += self._xdd_d
             accel[:3] -= self._kp[:3] * pos_err
             accel[3:] -= self._kp[3:] * ori_err
 
@@ -487,42 +525,51 @@ class OperationalSpaceController:
         velocity_out = cfg.output_mode is OutputMode.VELOCITY
         if velocity_out:
             twist_cmd = osm.J @ (self._qd_cmd if self._qd_cmd_valid else qd_rad_s)
+        omega_t = None
         if stage is ContactStage.HYBRID:
-            omega, omega_t = selection_matrices(r_task, self._motion_mask, self._omega, self._omega_t)
+            R6 = self._r6
+            R6[:3, :3] = r_task
+            R6[3:, 3:] = r_task
+            # P2 eq. (2): Omega = R6 diag(s) R6^T in base axes (selection.py)
+            omega = np.dot(R6 * self._motion_float, R6.T, out=self._omega)
+            # task (tip) axes -> base axes at the motion point
+            A = np.dot(S, R6, out=self._task_to_o)
             # Force law at the tool tip in task axes, P2 eq. (4), with saturation and anti-windup.
-            rt = r_task.T
             err = self._tmp6
-            w_d = self._wrench_d_task
-            err[:3] = w_d[:3] - rt @ w_tip[:3]
-            err[3:] = w_d[3:] - rt @ w_tip[3:]
+            np.subtract(self._wrench_d_task, R6.T @ w_tip, out=err)
             err *= self._force_mask
-            np.clip(err, -self._err_lim, self._err_lim, out=err)
+            np.minimum(err, self._err_lim, out=err)
+            np.maximum(err, -self._err_lim, out=err)
             c.force_error[:] = err
             if not self._saturated:
                 self._integral += err * cfg.period_s
-                np.clip(self._integral, -self._int_lim, self._int_lim, out=self._integral)
-            # tip twist in task axes for the damping term
-            v_tip = twist[:3] + np.cross(twist[3:], osm.tip_position_m - osm.position_m)
-            f_star = self._kpf * err + self._kif * self._integral
-            f_star[:3] -= self._kvf[:3] * (rt @ v_tip)
-            f_star[3:] -= self._kvf[3:] * (rt @ twist[3:])
+                np.minimum(self._integral, self._int_lim, out=self._integral)
+                np.maximum(self._integral, -self._int_lim, out=self._integral)
+            # damping on the tip twist in task axes (twist_T = S^T twist_O)
+            kpf, kif = self._kpf, self._kif
+            if self._schedule_force_gains:
+                # gain scheduling on the inertia along the force axis (tool z at the tip, seen at O)
+                n_axis = A[:, 2]
+                inv_lambda_n = 1.0 / float(n_axis @ (lam @ n_axis))
+                kpf, kif = self._kpf_now, self._kif_now
+                if cfg.kp_force_m_s2_per_n is None:
+                    kpf[:3] = self._kpf[:3] * inv_lambda_n
+                if cfg.ki_force_m_s2_per_n_s is None:
+                    kif[:3] = self._kif[:3] * inv_lambda_n
+            f_star = kpf * err + kif * self._integral - self._kvf * (A.T @ twist)
             f_star *= self._force_mask
-            w_d_sel = w_d * self._force_mask
-            # task -> base axes, then moved from the tip to the motion point (P2: wrist origin).
-            f_star_base = np.r_[r_task @ f_star[:3], r_task @ f_star[3:]]
-            ff_base = np.r_[r_task @ w_d_sel[:3], r_task @ w_d_sel[3:]]
-            f_star_o = shift_wrench(f_star_base, osm.tip_position_m, osm.position_m)
-            ff_o = shift_wrench(ff_base, osm.tip_position_m, osm.position_m, out=self._ff_o)
+            f_star_o = A @ f_star
+            ff_o = A @ (self._wrench_d_task * self._force_mask)
             # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
             F[:] = lam @ (omega @ accel + f_star_o - osm.dJ_qd) + ff_o
+            if velocity_out or cfg.friction_velocity_source == "sum":
+                omega_t = np.subtract(self._eye6, omega, out=self._omega_t)
             if velocity_out:
                 # admittance in the force directions (see velocity_mode_admittance_mass_kg), damped
                 # on the COMMANDED twist: pressed on a surface the arm stands still while its
                 # servo reference may still move.
-                err_base = np.r_[r_task @ err[:3], r_task @ err[3:]]
-                err_o = shift_wrench(err_base, osm.tip_position_m, osm.position_m)
                 a_vel = (omega @ accel + cfg.velocity_mode_force_gain_scale * f_star_o
-                         + err_o / cfg.velocity_mode_admittance_mass_kg
+                         + (A @ err) / cfg.velocity_mode_admittance_mass_kg
                          - cfg.kv_force_per_s * (omega_t @ twist_cmd))
         else:
             F[:] = lam @ (accel - osm.dJ_qd)
@@ -532,12 +579,12 @@ class OperationalSpaceController:
                     # P2 eq. (10) on the commanded motion, plus yielding to the contact force
                     a_vel = -cfg.kv_impact_per_s * twist_cmd - w_o / cfg.velocity_mode_admittance_mass_kg
         c.stage = stage
-        del stage_before
 
         # ---- joint torque, P2 eq. (12): Gamma = J^T F + h + tau_friction ----
         gamma = c.joint_torque_nm
         np.dot(osm.J.T, F, out=gamma)
-        jtf = gamma.copy()
+        jtf = self._jtf
+        jtf[:] = gamma
         gamma += osm.h
         if cfg.friction_compensation:
             source = cfg.friction_velocity_source
@@ -545,7 +592,7 @@ class OperationalSpaceController:
                 gamma += self._friction(qd_rad_s)
             else:
                 qd_desired = osm.M_inv @ (osm.J.T @ (lam @ self._xd_d))
-                if source == "sum" and stage is ContactStage.HYBRID:
+                if source == "sum" and omega_t is not None:
                     # measured motion along the force-controlled directions + desired motion elsewhere
                     qd_force = osm.M_inv @ (osm.J.T @ (lam @ (omega_t @ twist)))
                     qd_desired = qd_desired + qd_force
@@ -568,8 +615,9 @@ class OperationalSpaceController:
             tau[:] = gamma
             if cfg.robot_adds_gravity:
                 tau -= pin.computeGeneralizedGravity(self._gravity_model, self._gravity_data, q_rad)
-            np.clip(tau, -self._torque_limit, self._torque_limit, out=tau)
-            self._saturated = bool(np.any(np.abs(tau) >= self._torque_limit))
+            np.minimum(tau, self._torque_limit, out=tau)
+            np.maximum(tau, -self._torque_limit, out=tau)
+            self._saturated = bool((np.abs(tau) >= self._torque_limit).any())
         else:
             base = self._qd_cmd if (cfg.velocity_integration_base == "command" and self._qd_cmd_valid) else qd_rad_s
             v = c.velocity_rad_s

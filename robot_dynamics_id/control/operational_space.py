@@ -56,9 +56,9 @@ def orientation_error(rotation: np.ndarray, rotation_desired: np.ndarray) -> np.
     For a small rotation R = exp([phi]x) R_d this equals +phi, so ``x - x_d`` in the
     motion law is replaced by dPhi for the rotational rows.
     """
-    r = rotation
-    rd = rotation_desired
-    return -0.5 * (np.cross(r[:, 0], rd[:, 0]) + np.cross(r[:, 1], rd[:, 1]) + np.cross(r[:, 2], rd[:, 2]))
+    # sum_i r_i x r_id = vex-like difference of M = R R_d^T: (M_yz - M_zy, M_zx - M_xz, M_xy - M_yx)
+    m = rotation @ rotation_desired.T
+    return -0.5 * np.array([m[1, 2] - m[2, 1], m[2, 0] - m[0, 2], m[0, 1] - m[1, 0]])
 
 
 def shift_wrench(wrench: np.ndarray, from_point_m: np.ndarray, to_point_m: np.ndarray,
@@ -145,6 +145,7 @@ class OperationalSpaceModel:
         self.lambda_inv = np.zeros((6, 6))
         self.twist = np.zeros(6)
         self._minv_jt = np.zeros((n, 6))
+        self._lower = np.tril_indices(n, -1)
 
     def update(self, q_rad: np.ndarray, qd_rad_s: np.ndarray) -> None:
         """Recompute every model term at (q, qd): one computeAllTerms pass + M^-1 (about 10 us)."""
@@ -170,8 +171,7 @@ class OperationalSpaceModel:
         pin.computeMinverse(m, d, q_rad)
         mi = d.Minv
         self.M_inv[:] = mi
-        il = np.tril_indices(self.n_joints, -1)
-        self.M_inv[il] = self.M_inv.T[il]
+        self.M_inv[self._lower] = self.M_inv.T[self._lower]
         np.dot(self.M_inv, self.J.T, out=self._minv_jt)
         # P2, eq. (1): Lambda^-1 = J M^-1 J^T.
         np.dot(self.J, self._minv_jt, out=self.lambda_inv)

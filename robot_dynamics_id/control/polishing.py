@@ -48,6 +48,24 @@ def tool_payload(tool: Tool) -> Payload:
     return Payload(float(mass), tuple(float(v) for v in com), tuple(tuple(float(v) for v in row) for row in inertia))
 
 
+def _apply_contact_cone(sim: SimulatedUR, contact_cone: str | None) -> None:
+    """Diagnostic: switch the plant's friction cone ('elliptic' or 'pyramidal'; None = the scene's).
+
+    The scene (sim/mjcf.py) uses MuJoCo's default pyramidal cone; with the stiff contact
+    (2e5 N/m) a sliding ball tip then chatters (the true normal force drops to 0 for a few
+    ms and jumps to ~20 N) with either command path. An elliptic cone removes most of it.
+    This sets the compiled model's option directly (a recommendation for sim/mjcf.py).
+    """
+    if contact_cone is None:
+        return
+    import mujoco
+
+    cones = {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL}
+    if contact_cone not in cones:
+        raise ValueError(f"contact_cone must be None, 'elliptic' or 'pyramidal', got {contact_cone!r}")
+    sim._mj_model.opt.cone = cones[contact_cone]
+
+
 def _smooth(x: float) -> tuple[float, float, float]:
     """Quintic 0->1 ramp s(x) and its first two derivatives in x, clamped to [0, 1]."""
     if x <= 0.0:
@@ -145,6 +163,8 @@ def run_polishing(
     config_overrides: dict | None = None,
     record_step_time: bool = False,
     contact: ContactModel | None = None,
+    align_with_surface: bool = False,
+    contact_cone: str | None = None,
 ) -> PolishingResult:
     """The P2 polishing task on the MuJoCo UR3 (see the module docstring).
 
@@ -180,9 +200,12 @@ def run_polishing(
     q_start = solve_ik(robot, start_tip, START_Q_RAD, local_offset_m=tool.tip_point_tool0_m)
     sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
                       scene=scene, noise=noise, noise_seed=seed)
+    _apply_contact_cone(sim, contact_cone)
     period = 1.0 / rate_hz
     options = dict(period_s=period, output_mode=mode, force_source=force_source, payload=tool_payload(tool),
-                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m))
+                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m),
+                   motion_axes=(True, True, False, False, False, True) if align_with_surface
+                   else (True, True, False, True, True, True))
     options.update(config_overrides or {})
     ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
     state = sim.state()
@@ -402,6 +425,7 @@ def run_singularity_crossing(
     rate_hz: float = 500.0,
     noise: bool = True,
     config_overrides: dict | None = None,
+    contact_cone: str | None = None,
 ) -> SingularityResult:
     """Press on a large spherical wall and slide along it so the wrist passes q5 = 0.
 
@@ -469,9 +493,11 @@ def run_singularity_crossing(
     # start 2 mm off the wall along its normal
     sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
                       scene=scene, noise=noise)
+    _apply_contact_cone(sim, contact_cone)
     period = 1.0 / rate_hz
     options = dict(period_s=period, output_mode="torque", payload=tool_payload(tool),
-                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m), singularity_method=method)
+                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m), singularity_method=method,
+                   motion_axes=(True, True, False, True, True, True))
     options.update(config_overrides or {})
     ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
     state = sim.state()

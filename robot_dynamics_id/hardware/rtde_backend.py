@@ -1,16 +1,61 @@
 """A real UR controller (or the local stand-in, ``rdi sim-controller``) through the ur_rtde client.
 
-Uses ``rtde_control.RTDEControlInterface`` for speedJ / speedStop / directTorque
-and the controller-side watchdog, and ``rtde_receive.RTDEReceiveInterface`` for
-the state. Every ur_rtde failure is turned into :class:`BackendError` whose
-message says what to check on the robot.
+Uses ``rtde_receive.RTDEReceiveInterface`` (in this process) for the state and
+``rtde_control.RTDEControlInterface`` for speedJ / speedStop / directTorque and
+the controller-side watchdog. Every ur_rtde failure is turned into
+:class:`BackendError` whose message says what to check on the robot.
+
+Why the control interface runs in a child process
+--------------------------------------------------
+Tested against the stand-in controller with ur_rtde 1.6.5:
+
+* When its RTDE connection drops and the controller is reachable again at once,
+  ``RTDEControlInterface``'s receive thread reconnects by itself, starts a
+  second receive thread, and keeps reconnecting (its ``should_reconnect`` flag
+  is never reset); the threads then read the same socket and the process
+  aborts (``malloc(): corrupted top size``, segmentation fault) or hangs in
+  ``disconnect()``. Calling ``reconnect()`` from another thread meanwhile makes
+  it worse.
+* The binding holds the GIL while it blocks (connecting, waiting for the control
+  script's "done"), freezing every other thread of the node.
+
+So the control interface lives in a small child process (``python -m
+robot_dynamics_id.hardware.rtde_backend --control-proxy ...``) fed through a
+pipe: commands are fire-and-forget messages, the child coalesces a backlog to
+the newest real-time command (a stale command is never replayed), and a child
+that dies, hangs or reports an error is killed and replaced on the next
+:meth:`RtdeBackend.connect`. The receive interface has no auto-reconnect (its
+thread ends on a drop), so it stays in-process and is reconnected explicitly.
+
+A dashboard connection (29999) is kept open as a second way to stop the arm:
+when the RTDE connection breaks, the stream stalls or the control process dies,
+``stop`` is sent there at once (the controller stops the program and the arm),
+instead of waiting for the controller-side RTDE watchdog.
+
+Other client facts this backend relies on (also verified against the stand-in):
+the receive getters return the last cached sample forever after a drop or a
+stall, so :meth:`RtdeBackend.read` checks ``isConnected()`` and that the
+timestamp advances; after a protective stop or an RTDE watchdog stop the control
+script is not running and every command returns False until a new script is
+uploaded (a fresh control interface does that).
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+
 import numpy as np
 
-from ..robot_state import RobotState
+from ..robot_state import RobotState, SafetyMode
 from .backend import BackendError, RobotBackend
 
 __all__ = ["RtdeBackend"]
@@ -20,6 +65,92 @@ _RECEIVE_VARIABLES = [
     "timestamp", "actual_q", "actual_qd", "actual_current", "target_current", "target_moment",
     "actual_TCP_force", "robot_mode", "safety_mode", "runtime_state",
 ]
+#: RTDE runtime_state while a program runs
+_RUNTIME_PLAYING = 2
+
+# ---- parent <-> control proxy messages: uint8 op, float64 sent (monotonic s), uint8 n, n x float64 ----
+_HEADER = struct.Struct("<BdB")
+_OP_SPEEDJ = 1          # qd x6, acceleration
+_OP_SPEED_STOP = 2      # deceleration
+_OP_DIRECT_TORQUE = 3   # torque x6, viscous scale x6, coulomb scale x6
+_OP_KICK = 4            # kickWatchdog
+_OP_STOP_SCRIPT = 5
+_OP_CLOSE = 6
+_REALTIME_OPS = (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_KICK)
+#: a real-time command older than this when the proxy gets to it is dropped, not replayed (s)
+_MAX_COMMAND_AGE_S = 0.05
+
+
+class _ControlProxy:
+    """``RTDEControlInterface`` in a child process, driven through its stdin; replies on its stdout."""
+
+    def __init__(self, robot_ip: str, rate_hz: float, watchdog_hz: float) -> None:
+        cmd = [sys.executable, "-m", "robot_dynamics_id.hardware.rtde_backend", "--control-proxy",
+               robot_ip, repr(float(rate_hz)), repr(float(watchdog_hz))]
+        # stderr is inherited: ur_rtde's own messages land in the node's log
+        self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._stdin_fd = self.popen.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)  # a stuck child must never block the robot loop
+        self.ready = threading.Event()
+        self.error: str | None = None
+        self.refused: str | None = None
+        self._reader = threading.Thread(target=self._read_replies, name="rtde-control-proxy", daemon=True)
+        self._reader.start()
+
+    def _read_replies(self) -> None:
+        for raw in self.popen.stdout:
+            line = raw.decode("utf-8", "replace").strip()
+            if line == "READY":
+                self.ready.set()
+            elif line.startswith("ERROR "):
+                self.error = self.error or line[6:]
+            elif line.startswith("REFUSED "):
+                self.refused = line[8:]
+            elif line == "ACCEPTED":
+                self.refused = None
+        if self.error is None:
+            self.error = f"the ur_rtde control process ended (exit code {self.popen.poll()})"
+        self.ready.set()
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None and self.error is None
+
+    def send(self, op: int, values=()) -> None:
+        values = [float(v) for v in values]
+        message = _HEADER.pack(op, time.monotonic(), len(values)) + struct.pack(f"<{len(values)}d", *values)
+        try:
+            os.write(self._stdin_fd, message)  # < PIPE_BUF: written whole or not at all
+        except BlockingIOError:
+            raise BackendError("the ur_rtde control process is not keeping up (command pipe full): "
+                               "the controller connection is probably stalled") from None
+        except OSError as exc:
+            raise BackendError(f"the ur_rtde control process is gone ({exc})") from None
+
+    def close(self, timeout_s: float = 0.8) -> None:
+        """Ask the child to stop the arm and disconnect; kill it if it does not exit in time."""
+        if self.popen.poll() is None:
+            try:
+                self.send(_OP_CLOSE)
+            except BackendError:
+                pass
+            try:
+                self.popen.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            try:
+                self.popen.wait(2.0)
+            except subprocess.TimeoutExpired:
+                pass
+        for stream in (self.popen.stdin, self.popen.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 class RtdeBackend(RobotBackend):
@@ -31,7 +162,12 @@ class RtdeBackend(RobotBackend):
         supports_torque: send direct_torque (e-Series, PolyScope >= 5.23) when asked.
         controller_watchdog_hz: ur_rtde ``setWatchdog`` minimum command frequency; the
             controller stops the arm if the client goes silent longer than 1/f.
-        connect_timeout_s: not enforced by ur_rtde itself; documented for users.
+        stale_after_s: the data stream counts as stalled when the robot timestamp has not
+            advanced for this long (and for half as many reads as controller periods in that
+            time); default 25 controller periods, at least 0.2 s (a loaded machine can pause a
+            process for 100 ms).
+        connect_timeout_s: how long one connection attempt may wait for the first data and for
+            the control script to run.
     """
 
     def __init__(
@@ -43,70 +179,167 @@ class RtdeBackend(RobotBackend):
         controller_watchdog_hz: float = 10.0,
         viscous_scale: tuple[float, ...] = (0.9, 0.9, 0.8, 0.9, 0.9, 0.9),
         coulomb_scale: tuple[float, ...] = (0.8, 0.8, 0.7, 0.8, 0.8, 0.8),
+        stale_after_s: float | None = None,
+        connect_timeout_s: float = 15.0,
     ) -> None:
         self.robot_ip = robot_ip
         self.rate_hz = float(rate_hz)
         self.supports_torque = bool(supports_torque)
         self.controller_watchdog_hz = float(controller_watchdog_hz)
-        self._viscous_scale = list(viscous_scale)
-        self._coulomb_scale = list(coulomb_scale)
-        self._control = None
+        self._viscous_scale = [float(v) for v in viscous_scale]
+        self._coulomb_scale = [float(v) for v in coulomb_scale]
+        self.stale_after_s = max(0.2, 25.0 / self.rate_hz) if stale_after_s is None else float(stale_after_s)
+        self.connect_timeout_s = float(connect_timeout_s)
         self._receive = None
+        self._proxy: _ControlProxy | None = None
+        self._last_stamp: float | None = None
+        self._last_fresh_s = 0.0
+        self._stale_reads = 0
+        self._stale_reads_limit = max(2, int(0.5 * self.stale_after_s * self.rate_hz))
+        self._dashboard: socket.socket | None = None
+        self._stale_connects = 0
+        self._closing = False
+        _LIVE_BACKENDS.add(self)
 
     # ---- connection -------------------------------------------------------------------
     def connect(self) -> None:
-        import rtde_control
         import rtde_receive
 
+        self._closing = False
         try:
             if self._receive is None:
                 self._receive = rtde_receive.RTDEReceiveInterface(self.robot_ip, self.rate_hz, _RECEIVE_VARIABLES)
             elif not self._receive.isConnected():
+                # safe: the receive interface's own thread has ended when it reports disconnected
                 self._receive.reconnect()
-            if self._control is None:
-                self._control = rtde_control.RTDEControlInterface(self.robot_ip, self.rate_hz)
-            elif not self._control.isConnected():
-                self._control.reconnect()
-            if self.controller_watchdog_hz > 0:
-                self._control.setWatchdog(self.controller_watchdog_hz)
         except RuntimeError as exc:
+            self._drop_proxy()
             raise BackendError(
                 f"cannot connect to the UR controller at {self.robot_ip}: {exc}. Check that the robot is "
                 "powered on, in remote control (e-Series), reachable on the network, and that no other "
                 "program holds the RTDE input registers (IN_USE)"
             ) from exc
-        if not self.is_connected():
-            raise BackendError(f"UR controller at {self.robot_ip} accepted the connection but is not ready")
+        try:
+            state = self._wait_for_fresh_sample()
+        except BackendError:
+            # A reconnect that the controller cut short leaves the receive interface "connected"
+            # without data; only another successful reconnect repairs it (ur_rtde 1.6.5).
+            self._stale_connects += 1
+            if self._stale_connects >= 2:
+                try:
+                    self._receive.reconnect()
+                except RuntimeError:
+                    pass
+            raise
+        self._stale_connects = 0
+        if state.safety_mode not in (int(SafetyMode.NORMAL), int(SafetyMode.REDUCED)):
+            raise BackendError(f"the robot is in safety mode {state.safety_mode} (3 = protective stop): unlock it "
+                               "on the teach pendant or the dashboard ('unlock protective stop')")
+        proxy = self._proxy
+        if proxy is None or not proxy.alive() or not state.program_running:
+            # a fresh control interface (re-)uploads the control script
+            self._drop_proxy()
+            proxy = _ControlProxy(self.robot_ip, self.rate_hz, self.controller_watchdog_hz)
+            self._proxy = proxy
+            deadline = time.monotonic() + self.connect_timeout_s
+            while not proxy.ready.wait(0.05) and time.monotonic() < deadline:
+                self._check_closing()
+            if not proxy.ready.is_set() or not proxy.alive():
+                reason = proxy.error or f"no answer within {self.connect_timeout_s:g} s"
+                self._drop_proxy()
+                raise BackendError(f"cannot start the ur_rtde control interface on {self.robot_ip}: {reason}")
+        self._wait_for_program()
+        self._last_stamp = None
+        self._stale_reads = 0
+        self._open_dashboard()
+
+    def _check_closing(self) -> None:
+        if self._closing:
+            raise BackendError("the RTDE backend is shutting down")
+
+    def _wait_for_fresh_sample(self) -> RobotState:
+        """The first sample whose timestamp is new, or BackendError after connect_timeout_s."""
+        r = self._receive
+        first = float(r.getTimestamp())
+        deadline = time.monotonic() + min(self.connect_timeout_s, max(1.0, 5 * self.stale_after_s))
+        while time.monotonic() < deadline:
+            self._check_closing()
+            if float(r.getTimestamp()) != first:
+                return self._state()
+            time.sleep(0.002)
+        raise BackendError(f"connected to {self.robot_ip} but no RTDE data arrives (stream stalled)")
+
+    def _wait_for_program(self) -> None:
+        deadline = time.monotonic() + self.connect_timeout_s
+        while time.monotonic() < deadline:
+            self._check_closing()
+            if self._state().program_running:
+                return
+            time.sleep(0.01)
+        raise BackendError(f"the control script is not running on {self.robot_ip}")
+
+    # ---- the dashboard as a second way to stop the arm ------------------------------------------------
+    def _open_dashboard(self) -> None:
+        """Keep a dashboard connection (port 29999) so the arm can be stopped when RTDE breaks."""
+        self._close_dashboard()
+        try:
+            sock = socket.create_connection((self.robot_ip, 29999), timeout=1.0)
+            sock.settimeout(1.0)
+            sock.recv(256)  # the welcome line
+            sock.setblocking(False)
+            self._dashboard = sock
+        except OSError:
+            self._dashboard = None  # optional: RTDE stays the primary path
+
+    def _close_dashboard(self) -> None:
+        sock, self._dashboard = self._dashboard, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def _dashboard_stop(self) -> None:
+        """Stop the program (and so the arm) through the dashboard; never blocks, never raises."""
+        sock = self._dashboard
+        if sock is None:
+            return
+        try:
+            sock.send(b"stop\n")
+        except OSError:
+            self._close_dashboard()
+
+    def _drop_proxy(self) -> None:
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            proxy.kill()
 
     def disconnect(self) -> None:
-        try:
-            if self._control is not None and self._control.isConnected():
-                self._control.speedStop(2.0)
-                self._control.stopScript()
-                self._control.disconnect()
-        except RuntimeError:
-            pass
-        try:
-            if self._receive is not None:
-                self._receive.disconnect()
-        except RuntimeError:
-            pass
+        self._closing = True  # a connect() in progress in another thread gives up
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            try:
+                if proxy.alive():
+                    proxy.send(_OP_SPEED_STOP, [2.0])
+                    proxy.send(_OP_STOP_SCRIPT)
+            except BackendError:
+                pass
+            proxy.close()
+        self._close_dashboard()
+        receive, self._receive = self._receive, None
+        if receive is not None:
+            _retire_receive_interface(receive)
 
     def is_connected(self) -> bool:
         try:
-            return bool(
-                self._control is not None and self._receive is not None
-                and self._control.isConnected() and self._receive.isConnected()
-                and self._control.isProgramRunning()
-            )
+            return bool(self._proxy is not None and self._proxy.alive() and self._proxy.ready.is_set()
+                        and self._receive is not None and self._receive.isConnected())
         except RuntimeError:
             return False
 
     # ---- cycle --------------------------------------------------------------------------
-    def read(self) -> RobotState:
+    def _state(self) -> RobotState:
         r = self._receive
-        if r is None:
-            raise BackendError("RTDE receive interface is not connected")
         try:
             return RobotState(
                 timestamp_s=float(r.getTimestamp()),
@@ -118,30 +351,59 @@ class RtdeBackend(RobotBackend):
                 tcp_wrench_base=np.array(r.getActualTCPForce()),
                 robot_mode=int(r.getRobotMode()),
                 safety_mode=int(r.getSafetyMode()),
-                program_running=bool(self._control is not None and self._control.isProgramRunning()),
+                program_running=int(r.getRuntimeState()) == _RUNTIME_PLAYING,
             )
         except RuntimeError as exc:
             raise BackendError(f"lost the RTDE data stream from {self.robot_ip}: {exc}") from exc
 
-    def _call(self, what: str, fn, *args) -> None:
-        if self._control is None:
+    def read(self) -> RobotState:
+        r = self._receive
+        if r is None:
+            raise BackendError("RTDE receive interface is not connected")
+        if not r.isConnected():
+            self._dashboard_stop()
+            self._drop_proxy()  # its connection broke too; its auto-reconnect must not run on
+            raise BackendError(f"lost the RTDE connection to {self.robot_ip}")
+        proxy = self._proxy
+        if proxy is None or not proxy.alive():
+            self._dashboard_stop()
+            reason = "not started" if proxy is None else proxy.error
+            raise BackendError(f"the ur_rtde control connection to {self.robot_ip} failed: {reason}")
+        state = self._state()
+        now = time.monotonic()
+        if state.timestamp_s != self._last_stamp:
+            self._last_stamp = state.timestamp_s
+            self._last_fresh_s = now
+            self._stale_reads = 0
+        else:
+            # Stalled only if both the wall time and the number of reads say so: a process that was
+            # not scheduled for a while must not mistake its own pause for a silent controller.
+            self._stale_reads += 1
+            if now - self._last_fresh_s > self.stale_after_s and self._stale_reads >= self._stale_reads_limit:
+                self._dashboard_stop()  # commands may not get through either
+                raise BackendError(f"the RTDE data stream from {self.robot_ip} stalled: no new sample for "
+                                   f"{(now - self._last_fresh_s) * 1000:.0f} ms")
+        if not state.program_running and state.safety_mode in (int(SafetyMode.NORMAL), int(SafetyMode.REDUCED)):
+            # stopped by the RTDE watchdog, the dashboard or a cleared protective stop: reconnecting
+            # re-uploads the control script
+            raise BackendError("the control script is not running on the controller (stopped by the RTDE "
+                               "watchdog, the dashboard, or a protective stop)")
+        return state
+
+    def _send(self, op: int, values=()) -> None:
+        proxy = self._proxy
+        if proxy is None:
             raise BackendError("RTDE control interface is not connected")
-        try:
-            ok = fn(*args)
-        except RuntimeError as exc:
-            raise BackendError(f"{what} failed: {exc}") from exc
-        if ok is False:
-            raise BackendError(
-                f"{what} was refused by the controller (protective stop, program not running, "
-                "or the robot is not in remote control)"
-            )
+        if proxy.error is not None:
+            raise BackendError(f"the ur_rtde control connection failed: {proxy.error}")
+        proxy.send(op, values)
 
     def speed_j(self, qd_rad_s: np.ndarray, acceleration_rad_s2: float) -> None:
         # ur_rtde's default acceleration (0.5 rad/s²) is far too low for a velocity loop: always pass it.
-        self._call("speedJ", self._control.speedJ, [float(v) for v in qd_rad_s], float(acceleration_rad_s2), 0.0)
+        self._send(_OP_SPEEDJ, [*qd_rad_s, acceleration_rad_s2])
 
     def speed_stop(self, deceleration_rad_s2: float) -> None:
-        self._call("speedStop", self._control.speedStop, float(deceleration_rad_s2))
+        self._send(_OP_SPEED_STOP, [deceleration_rad_s2])
 
     def direct_torque(self, torque_nm: np.ndarray) -> None:
         if not self.supports_torque:
@@ -149,12 +411,167 @@ class RtdeBackend(RobotBackend):
                 "this robot is configured without torque control (CB3, or PolyScope < 5.23): "
                 "use velocity commands, or set supports_torque: true for an e-Series robot"
             )
-        self._call("directTorque", self._control.directTorque, [float(v) for v in torque_nm],
-                   self._viscous_scale, self._coulomb_scale)
+        self._send(_OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
 
     def end_cycle(self) -> None:
-        if self._control is not None and self.controller_watchdog_hz > 0:
+        if self._proxy is not None and self.controller_watchdog_hz > 0:
+            self._send(_OP_KICK)
+
+
+#: receive interfaces that could not be disconnected cleanly; kept alive on purpose (see below)
+_UNDESTROYABLE: list = []
+#: every backend, so that interpreter exit can release ur_rtde objects before Python tears down
+_LIVE_BACKENDS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """Kill control processes and disconnect receive interfaces still open at exit.
+
+    A node may exit while its robot loop thread is still inside :meth:`RtdeBackend.connect`; ur_rtde
+    objects destroyed during interpreter teardown with their threads running abort the process."""
+    for backend in list(_LIVE_BACKENDS):
+        backend._closing = True
+        proxy, backend._proxy = backend._proxy, None
+        if proxy is not None:
+            proxy.kill()
+        backend._close_dashboard()
+        receive, backend._receive = backend._receive, None
+        if receive is not None:
+            _retire_receive_interface(receive)
+            _UNDESTROYABLE.append(receive)  # never destroyed during teardown either
+
+
+def _retire_receive_interface(receive) -> None:
+    """Disconnect a receive interface so that destroying it is safe.
+
+    ur_rtde 1.6.5 aborts the whole process (std::terminate, "write: Broken pipe") when an
+    RTDEReceiveInterface is destroyed while it believes it is connected but the controller has
+    gone. If a clean disconnect (or a repairing reconnect) is impossible, the object is leaked
+    deliberately: a small leak on an error path is better than a crash at shutdown.
+    """
+    try:
+        if not receive.isConnected():
+            return
+        receive.disconnect()
+        return
+    except RuntimeError:
+        pass
+    try:
+        receive.reconnect()
+        receive.disconnect()
+        return
+    except RuntimeError:
+        pass
+    import ctypes
+
+    _UNDESTROYABLE.append(receive)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(receive))  # survives interpreter shutdown too
+
+
+# ---- the control proxy process -------------------------------------------------------------------------------
+def _proxy_messages(fd: int, buffer: bytearray, block: bool) -> list[tuple[int, float, list[float]]] | None:
+    """Complete messages available on ``fd`` (waiting for one if ``block``); None at end of input."""
+    while True:
+        messages = []
+        while len(buffer) >= _HEADER.size:
+            op, sent, n = _HEADER.unpack_from(buffer)
+            size = _HEADER.size + 8 * n
+            if len(buffer) < size:
+                break
+            values = list(struct.unpack_from(f"<{n}d", buffer, _HEADER.size))
+            del buffer[:size]
+            messages.append((op, sent, values))
+        if messages and not block:
+            return messages
+        ready, _, _ = select.select([fd], [], [], None if (block and not messages) else 0)
+        if not ready:
+            return messages
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return messages or None
+        buffer += chunk
+        block = False
+
+
+def _coalesce(messages: list[tuple[int, float, list[float]]], now: float) -> list[tuple[int, list[float]]]:
+    """Drop real-time commands that a later command supersedes or that are too old to send."""
+    keep = []
+    for i, (op, sent, values) in enumerate(messages):
+        if op in _REALTIME_OPS:
+            later = [m[0] for m in messages[i + 1:]]
+            superseded = bool(later) if op == _OP_KICK else any(
+                o in (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_SPEED_STOP) for o in later)
+            if superseded or now - sent > _MAX_COMMAND_AGE_S:
+                continue
+        keep.append((op, values))
+    return keep
+
+
+def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float) -> int:
+    """Child process: own an RTDEControlInterface, execute commands from stdin, report on stdout."""
+    import rtde_control
+
+    out = sys.stdout
+
+    def say(line: str) -> None:
+        try:
+            out.write(line.replace("\n", " ") + "\n")
+            out.flush()
+        except OSError:  # the parent stopped listening; it will see this process end
+            pass
+
+    try:
+        control = rtde_control.RTDEControlInterface(robot_ip, rate_hz)
+        if watchdog_hz > 0 and not control.setWatchdog(watchdog_hz):
+            say("ERROR setWatchdog was refused by the controller")
+            return 1
+    except Exception as exc:  # noqa: BLE001 - everything the client throws is reported to the parent
+        say(f"ERROR {type(exc).__name__}: {exc}")
+        return 1
+    say("READY")
+    fd = sys.stdin.fileno()
+    buffer = bytearray()
+    refused = False
+    calls = {
+        _OP_SPEEDJ: lambda v: control.speedJ(v[:6], v[6], 0.0),
+        _OP_SPEED_STOP: lambda v: control.speedStop(v[0]),
+        _OP_DIRECT_TORQUE: lambda v: control.directTorque(v[:6], v[6:12], v[12:18]),
+        _OP_KICK: lambda v: control.kickWatchdog(),
+        _OP_STOP_SCRIPT: lambda v: control.stopScript(),
+    }
+    names = {_OP_SPEEDJ: "speedJ", _OP_SPEED_STOP: "speedStop", _OP_DIRECT_TORQUE: "directTorque",
+             _OP_KICK: "kickWatchdog", _OP_STOP_SCRIPT: "stopScript"}
+    while True:
+        messages = _proxy_messages(fd, buffer, block=True)
+        if messages is None:  # the parent is gone: stop the arm and leave
             try:
-                self._control.kickWatchdog()
-            except RuntimeError as exc:
-                raise BackendError(f"kickWatchdog failed: {exc}") from exc
+                control.speedStop(2.0)
+                control.disconnect()
+            finally:
+                return 0
+        for op, values in _coalesce(messages, time.monotonic()):
+            if op == _OP_CLOSE:
+                # The commands before CLOSE (speedStop, stopScript) have been sent. ur_rtde's disconnect()
+                # sleeps 0.5 s; leaving at once closes the sockets just as well and keeps shutdown fast.
+                out.flush()
+                os._exit(0)
+            try:
+                ok = calls[op](values)
+            except Exception as exc:  # noqa: BLE001
+                say(f"ERROR {names.get(op, op)} failed: {type(exc).__name__}: {exc}")
+                return 1
+            if ok is False and not refused:
+                refused = True
+                say(f"REFUSED {names.get(op, op)}")
+            elif ok is not False and refused and op != _OP_KICK:
+                refused = False
+                say("ACCEPTED")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--control-proxy":
+        sys.exit(_control_proxy_main(sys.argv[2], float(sys.argv[3]), float(sys.argv[4])))
+    print("usage: python -m robot_dynamics_id.hardware.rtde_backend --control-proxy IP RATE_HZ WATCHDOG_HZ",
+          file=sys.stderr)
+    sys.exit(2)

@@ -9,8 +9,11 @@ the kinematics alone. With two recordings — A without, B with the payload —
     k_j i_j(B) - W_base(B) beta = tau_payload(B)
 
 is linear in the gains k and the arm's base parameters beta (global
-identification of drive gains and dynamic parameters, Gautier & Briot 2014), and
-is solved by two-step weighted least squares (one noise level per joint).
+identification of drive gains and dynamic parameters, Gautier & Briot 2014).
+Because the measured current then sits in the regressor, noise biases k towards
+zero; the default solves instead, joint by joint, i_j = W_j gamma_j + kappa_j
+tau_payload_j (gamma_j = beta / k_j, kappa_j = 1 / k_j), which keeps the noisy
+current on the left-hand side.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..dynamics.regressor import (
 )
 from ..robots.model import RobotModel
 from .estimators import weighted_least_squares
+from .preprocessing import PreprocessedData, parallel_friction_columns
 
 __all__ = ["DriveGainEstimate", "identify_drive_gains", "payload_standard_parameters", "payload_torque"]
 
@@ -41,7 +45,7 @@ class DriveGainEstimate:
     gains_std_nm_per_a: np.ndarray
     base_parameters: np.ndarray
     base_std: np.ndarray
-    residual_rms_nm: np.ndarray
+    residual_rms_a: np.ndarray
 
 
 def payload_standard_parameters(robot: RobotModel, mass_kg: float, com_in_tool_m, inertia_about_com_kgm2=None,
@@ -71,30 +75,80 @@ def payload_torque(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, payload_param
 def identify_drive_gains(
     robot: RobotModel,
     base_map: BaseParameterMap,
-    without_payload: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    with_payload: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    without_payload: PreprocessedData,
+    with_payload: PreprocessedData,
     payload_parameters: np.ndarray,
     *,
     stribeck_velocity_rad_s=DEFAULT_STRIBECK_VELOCITY_RAD_S,
     coulomb_velocity_rad_s=DEFAULT_COULOMB_VELOCITY_RAD_S,
+    method: str = "per_joint",
 ) -> DriveGainEstimate:
-    """Gains and base parameters from (q, qd, qdd, current_a) without and with a known payload.
+    """Gains and base parameters from two preprocessed recordings whose ``torque`` is the motor
+    current (A): without and with the known payload (identification/preprocessing.preprocess).
+    Friction columns are parallel-filtered like the currents.
 
-    Arrays are (N, n) and already preprocessed (filtered, differentiated).
+    ``method="per_joint"`` (default): per joint, i_j = W_j gamma_j + tau_payload_j / k_j by least
+    squares (the noisy current is the dependent variable, so no attenuation bias); then the base
+    parameters by WLS with the gains fixed. ``"global"``: the one-shot formulation above.
     """
     n = robot.n_joints
-    blocks, rhs = [], []
+    if method not in ("per_joint", "global"):
+        raise ValueError(f"method {method!r} must be 'per_joint' or 'global'")
+    regressors, currents, payload_torques = [], [], []
     for data, with_load in ((without_payload, False), (with_payload, True)):
-        q, qd, qdd, current = (np.asarray(x, float) for x in data)
-        w, _ = full_regressor(robot, q, qd, qdd, friction=base_map.friction, rotor=base_map.rotor,
-                              stribeck_velocity_rad_s=stribeck_velocity_rad_s,
-                              coulomb_velocity_rad_s=coulomb_velocity_rad_s)
-        wb = base_map.base_regressor(w)
+        q, qd, qdd, current = data.q_rad, data.qd_rad_s, data.qdd_rad_s2, data.torque
+        w, _ = full_regressor(robot, q, qd, qdd, friction=False, rotor=base_map.rotor)
+        if base_map.friction:
+            w = np.hstack([w, parallel_friction_columns(data, stribeck_velocity_rad_s, coulomb_velocity_rad_s)])
+        regressors.append(base_map.base_regressor(w))
+        currents.append(current)
+        payload_torques.append(payload_torque(robot, q, qd, qdd, payload_parameters) if with_load
+                               else np.zeros_like(current))
+    if method == "global":
+        return _global(regressors, currents, payload_torques, base_map, n)
+    gains, gains_std, rms = np.empty(n), np.empty(n), np.empty(n)
+    for j in range(n):
+        # i_j = W_j gamma_j + kappa_j tau_payload_j with gamma_j = beta / k_j, kappa_j = 1 / k_j: the noisy
+        # current stays on the left, so the estimate has no errors-in-variables bias.
+        w_j = np.vstack([w[j::n] for w in regressors])
+        used = np.linalg.norm(w_j, axis=0) > 0
+        a = np.column_stack([w_j[:, used], np.concatenate([t[:, j] for t in payload_torques])])
+        y = np.concatenate([c[:, j] for c in currents])
+        scale = np.linalg.norm(a, axis=0)
+        q_factor, r_factor = np.linalg.qr(a / scale)
+        diag = np.abs(np.diag(r_factor))
+        if diag[-1] < 1e-6 * diag.max():
+            raise ValueError(f"joint {j + 1}: the payload torque is (nearly) a combination of the arm's own "
+                             "regressor columns, so its drive gain is not identifiable; move this joint more "
+                             "and offset the payload CoM from the flange axis")
+        x = np.linalg.solve(r_factor, q_factor.T @ y) / scale
+        residual = y - a @ x
+        sigma2 = residual @ residual / max(a.shape[0] - a.shape[1], 1)
+        r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
+        kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
+        if kappa <= 0:
+            raise ValueError(f"joint {j + 1}: identified drive gain is not positive; the payload does not load "
+                             "this joint enough (heavier payload, CoM offset from the flange axis, more motion)")
+        gains[j] = 1.0 / kappa
+        gains_std[j] = kappa_std / kappa**2  # first-order propagation through 1/kappa
+        rms[j] = np.sqrt(np.mean(residual**2))
+    # base parameters with the gains fixed: torque = gain x current on both data sets
+    w_all = np.vstack(regressors)
+    tau_all = np.vstack([c * gains - t for c, t in zip(currents, payload_torques)]).ravel()
+    est = weighted_least_squares(w_all, tau_all, n)
+    return DriveGainEstimate(gains_nm_per_a=gains, gains_std_nm_per_a=gains_std, base_parameters=est.parameters,
+                             base_std=est.std, residual_rms_a=rms)
+
+
+def _global(regressors, currents, payload_torques, base_map: BaseParameterMap, n: int) -> DriveGainEstimate:
+    """Gautier & Briot's global formulation: k_j i_j - W beta = tau_payload, one WLS for all unknowns
+    (efficient, but the noisy current sits in the regressor: biased towards zero at high current noise)."""
+    blocks, rhs = [], []
+    for wb, current, tau_p in zip(regressors, currents, payload_torques):
         gain_columns = np.zeros((current.shape[0], n, n))
         gain_columns[:, np.arange(n), np.arange(n)] = current
         blocks.append(np.hstack([gain_columns.reshape(-1, n), -wb]))
-        rhs.append(payload_torque(robot, q, qd, qdd, payload_parameters).ravel() if with_load
-                   else np.zeros(current.size))
+        rhs.append(tau_p.ravel())
     a = np.vstack(blocks)
     y = np.concatenate(rhs)
     names = [f"drive_gain{j + 1}" for j in range(n)] + list(base_map.names)
@@ -106,4 +160,4 @@ def identify_drive_gains(
                          "does not load every joint enough (move every joint, offset the payload CoM from the "
                          "flange axis, use a heavier payload)")
     return DriveGainEstimate(gains_nm_per_a=gains, gains_std_nm_per_a=est.std[:n], base_parameters=est.parameters[n:],
-                             base_std=est.std[n:], residual_rms_nm=est.residual_rms_nm)
+                             base_std=est.std[n:], residual_rms_a=est.residual_rms_nm / np.maximum(gains, 1e-9))

@@ -337,4 +337,4 @@ class NormalEquations:
         g, b = self._weighted(wj)
         upper = scipy.linalg.cholesky(g, lower=False)
         z = scipy.linalg.solve_triangular(upper, b, trans="T")
-        return upper / self.column_scale[None, :], z
+        return upper * self.column_scale[None, :], z

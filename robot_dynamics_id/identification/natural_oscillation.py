@@ -475,7 +475,7 @@ def bracketing_search(run_trial: TrialFunction, base_factors: np.ndarray, index:
     j = frequency_coordinate
     if len(stable) >= 2:
         pts = sorted(((float(t.factors[index]), t.frequency_hz) for t in stable), key=lambda p: p[0])[:2]
-        w = [np.nanmin(p[1]) if j is None else p[1][j] for p in pts]
+        w = [float(np.min(p[1])) if j is None else float(p[1][j]) for p in pts]
         if np.all(np.isfinite(w)) and w[1] != w[0]:
             (f0, _), (f1, _) = pts
             extrapolated = f0 - w[0] ** 2 * (f1 - f0) / (w[1] ** 2 - w[0] ** 2)

@@ -198,7 +198,7 @@ def perturbed_model(model: pin.Model, *, seed: int = 0, mass_rel: float = 0.08, 
 
 @dataclass
 class VerticalPlaneIdentification:
-    """Identified (MX2, MY2, MX3, MY3) and the cost."""
+    """Identified (MX2, MY2, MX3, MY3) in kg m, the final factors and the number of push trials."""
 
     first_moments_kgm: np.ndarray
     factors: np.ndarray

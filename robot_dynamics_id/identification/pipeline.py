@@ -34,11 +34,10 @@ import scipy.optimize
 
 from ..dynamics.base_parameters import BaseParameterMap, check_excitation, compute_base_parameters
 from ..dynamics.consistency import is_physically_consistent
-from ..dynamics.friction import FrictionParameters, friction_regressor
+from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, FrictionParameters
 from ..dynamics.regressor import (
     DEFAULT_COULOMB_VELOCITY_RAD_S,
     DEFAULT_STRIBECK_VELOCITY_RAD_S,
-    friction_columns,
     full_parameter_vector,
     rigid_body_regressor,
     rotor_regressor,
@@ -54,9 +53,10 @@ from .estimators import (
     physically_consistent_least_squares,
 )
 from .metrics import torque_metrics
-from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
+from .preprocessing import PreprocessedData, PreprocessingOptions, parallel_friction_columns, preprocess
 
-__all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict_torque", "prepare", "validate"]
+__all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict_preprocessed", "predict_torque", "prepare",
+           "validate"]
 
 ESTIMATORS = ("ols", "wls", "irls", "consistent")
 
@@ -197,15 +197,25 @@ def _check_friction_layout(base_map: BaseParameterMap, n: int) -> None:
         raise ValueError("friction columns are not all base parameters; the data/model are degenerate")
 
 
-def _fit_stribeck(a_rb: np.ndarray, qd: np.ndarray, y: np.ndarray, weights_joint: np.ndarray,
+def _static_column(data: PreprocessedData, j: int, x_s: float) -> np.ndarray:
+    """The Stribeck (static) friction column of joint j at x_s, parallel-filtered: (N,)."""
+    def column(qd: np.ndarray) -> np.ndarray:
+        return np.tanh(qd[:, j] / SIGN_SMOOTHING_RAD_S) / (1.0 + (qd[:, j] / x_s) ** 2)
+    if data.filter_sos is None:
+        return column(data.qd_rad_s)
+    return data.parallel_filter(column)
+
+
+def _fit_stribeck(a_rb: np.ndarray, data: PreprocessedData, y: np.ndarray, weights_joint: np.ndarray,
                   coulomb_velocity: np.ndarray, search: tuple[float, float], start: np.ndarray,
                   sweeps: int = 2) -> np.ndarray:
     """Variable projection: per joint, the Stribeck velocity x_s minimising the weighted residual with all
     linear parameters re-fitted in closed form (normal equations updated for the one column x_s changes)."""
+    qd = data.qd_rad_s
     n = qd.shape[1]
     sw = np.sqrt(weights_joint)
     x_s = start.copy()
-    fr = friction_columns(qd, x_s, coulomb_velocity)
+    fr = parallel_friction_columns(data, x_s, coulomb_velocity)
     a = np.hstack([a_rb, fr]) * np.tile(sw, qd.shape[0])[:, None]
     yw = y * np.tile(sw, qd.shape[0])
     scale = np.linalg.norm(a, axis=0)
@@ -220,8 +230,7 @@ def _fit_stribeck(a_rb: np.ndarray, qd: np.ndarray, y: np.ndarray, weights_joint
 
     def rss(j: int, log_xs: float) -> float:
         col = r0 + 4 * j
-        sign = np.tanh(qd[:, j] / 1e-3)
-        g = sign / (1.0 + (qd[:, j] / np.exp(log_xs)) ** 2) * sw[j]
+        g = _static_column(data, j, float(np.exp(log_xs))) * sw[j]
         g_norm = np.linalg.norm(g) or 1.0
         g = g / g_norm
         gm = gram.copy()
@@ -240,7 +249,7 @@ def _fit_stribeck(a_rb: np.ndarray, qd: np.ndarray, y: np.ndarray, weights_joint
     def commit(j: int, log_xs: float) -> None:
         col = r0 + 4 * j
         g_full = np.zeros(qd.shape[0] * n)
-        g_full[j::n] = friction_regressor(qd[:, j:j + 1], np.exp(log_xs), coulomb_velocity[j:j + 1])[:, 0, 0] * sw[j]
+        g_full[j::n] = _static_column(data, j, float(np.exp(log_xs))) * sw[j]
         norm = np.linalg.norm(g_full) or 1.0
         g_full /= norm
         a[:, col] = g_full
@@ -251,14 +260,14 @@ def _fit_stribeck(a_rb: np.ndarray, qd: np.ndarray, y: np.ndarray, weights_joint
         rhs[col] = g_full @ yw
 
     lo, hi = np.log(search[0]), np.log(search[1])
-    grid = np.linspace(lo, hi, 17)
+    grid = np.linspace(lo, hi, 11)
     for _ in range(sweeps):
         for j in range(n):
             values = [rss(j, g) for g in grid]
             k = int(np.argmin(values))
             a_lo, a_hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.shape[0] - 1)]
             res = scipy.optimize.minimize_scalar(lambda v: rss(j, v), bounds=(a_lo, a_hi), method="bounded",
-                                                 options={"xatol": 1e-3})
+                                                 options={"xatol": 1e-2, "maxiter": 12})
             best = res.x if res.fun <= values[k] else grid[k]
             x_s[j] = float(np.exp(best))
             commit(j, best)
@@ -335,7 +344,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     def base_regressor(x_s_now: np.ndarray) -> np.ndarray:
         if not options.friction:
             return a_rb
-        return np.hstack([a_rb, friction_columns(data.qd_rad_s, x_s_now, v_k)])
+        return np.hstack([a_rb, parallel_friction_columns(data, x_s_now, v_k)])
 
     if options.friction:
         _check_friction_layout(base_map, n)
@@ -344,7 +353,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     cond = _check_excitation_gram(normal, base_map.names, options.excitation_tolerance)
     sigma = normal.solve().residual_rms_nm
     if options.friction and options.fit_stribeck:
-        x_s = _fit_stribeck(a_rb, data.qd_rad_s, y, 1.0 / np.maximum(sigma, 1e-9) ** 2, v_k,
+        x_s = _fit_stribeck(a_rb, data, y, 1.0 / np.maximum(sigma, 1e-9) ** 2, v_k,
                             options.stribeck_search_range_rad_s, x_s)
         w_base = base_regressor(x_s)
         normal = NormalEquations.from_regressor(w_base, y, n)
@@ -435,14 +444,27 @@ def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: R
     return tau.reshape(-1, n) + friction_torque(model.friction, np.atleast_2d(qd_rad_s))
 
 
+def predict_preprocessed(model: DynamicModel, data: PreprocessedData, *, robot: RobotModel | None = None
+                         ) -> np.ndarray:
+    """Torques (N, n) ``model`` predicts for preprocessed samples, friction parallel-filtered like the
+    measured torque (what :func:`identify` fits, so training and validation metrics compare alike)."""
+    rm = robot or load_robot(model.robot)
+    n = rm.n_joints
+    w = rigid_body_regressor(rm, data.q_rad, data.qd_rad_s, data.qdd_rad_s2)
+    tau = (w @ model.standard_parameters() + rotor_regressor(data.qdd_rad_s2) @ model.rotor_inertia_kgm2)
+    fr = model.friction
+    friction = parallel_friction_columns(data, fr.stribeck_velocity_rad_s, fr.coulomb_velocity_rad_s)
+    return (tau + friction @ fr.linear_vector()).reshape(-1, n)
+
+
 def validate(model: DynamicModel, recording: Any, robot: RobotModel | str | None = None,
              options: IdentificationOptions | None = None, *, cutoff_hz: float | None = None) -> dict:
-    """Metrics of ``model`` on another recording (preprocessed the same way; give the training
-    ``cutoff_hz`` to filter both alike)."""
+    """Metrics of ``model`` on another recording, preprocessed the same way (give the training
+    ``cutoff_hz`` so both are filtered alike)."""
     options = options or IdentificationOptions()
     if cutoff_hz is not None:
         options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=cutoff_hz))
     rm = _robot(robot if robot is not None else model.robot)
     data = prepare(recording, rm, options)
-    predicted = predict_torque(model, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, robot=rm)
+    predicted = predict_preprocessed(model, data, robot=rm)
     return torque_metrics(predicted, data.torque, rm.joint_names)

@@ -25,7 +25,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.signal
 
-__all__ = ["PreprocessedData", "PreprocessingOptions", "estimate_cutoff_hz", "find_segments", "preprocess"]
+from ..dynamics.friction import friction_regressor
+from ..dynamics.regressor import friction_columns
+
+__all__ = [
+    "PreprocessedData",
+    "PreprocessingOptions",
+    "estimate_cutoff_hz",
+    "find_segments",
+    "parallel_friction_columns",
+    "preprocess",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +85,28 @@ class PreprocessedData:
     n_gaps: int
     n_dropped_rows: int = 0
     extra: dict[str, np.ndarray] = field(default_factory=dict)
+    #: per segment, full-rate joint velocity (lightly filtered) for friction columns, see :meth:`parallel_filter`
+    full_rate_qd_rad_s: tuple[np.ndarray, ...] = ()
+    filter_sos: np.ndarray | None = None
+    trim_samples: int = 0
+
+    def parallel_filter(self, function) -> np.ndarray:
+        """Apply ``function`` (full-rate velocity (M, n) -> array (M, ...)) per segment, then the torque's
+        own low-pass, trimming and decimation: the result lines up with the decimated samples.
+
+        Nonlinear terms of the model (friction's sign and Stribeck shape) must see the same filter as
+        the measured torque, or a filtered Coulomb step is compared with a sharp one (Gautier's
+        parallel filtering); linearity in the parameters makes this exact.
+        """
+        if self.filter_sos is None:
+            raise ValueError("these data carry no full-rate velocity; run preprocess() to create them")
+        parts = []
+        for qd_full in self.full_rate_qd_rad_s:
+            values = np.asarray(function(qd_full), float)
+            filtered = scipy.signal.sosfiltfilt(self.filter_sos, values, axis=0,
+                                                padlen=min(3 * self.trim_samples, values.shape[0] - 1))
+            parts.append(filtered[self.trim_samples: qd_full.shape[0] - self.trim_samples: self.decimation])
+        return np.concatenate(parts, axis=0)
 
     @property
     def n_samples(self) -> int:
@@ -172,24 +204,32 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
             raise ValueError(f"cutoff_hz={cutoff} must lie in (0, {0.5 * fs:.1f}) Hz (half the {fs:.1f} Hz rate)")
     sos = scipy.signal.butter(opts.filter_order, cutoff, btype="low", fs=fs, output="sos")
     target = opts.decimate_to_hz or opts.decimation_factor_of_cutoff * cutoff
-    decimation = max(1, int(np.floor(fs / target)))
+    decimation = max(1, int(np.floor(fs / target + 1e-6)))  # tolerate timestamp rounding in fs
     trim = int(np.ceil(opts.trim_cutoff_periods * fs / cutoff))
     min_len = max(int(np.ceil(opts.min_segment_s * fs)) + 2 * trim, 3 * (opts.filter_order * 2 + 1) + 2)
 
-    out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": []}
+    # Velocity for the (nonlinear) friction terms: measured, or differentiated and filtered far above the cut-off.
+    sos_velocity = scipy.signal.butter(opts.filter_order, min(4.0 * cutoff, 0.45 * fs), btype="low", fs=fs,
+                                       output="sos")
+    out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": [], "qd_full": []}
     out_extra: dict[str, list] = {k: [] for k in extra_in}
     kept = 0
     for seg in segments:
         if seg.stop - seg.start < min_len:
             continue
         ts = t[seg]
-        qf = scipy.signal.sosfiltfilt(sos, q[seg], axis=0)
+        # Long odd-extension padding: the filter's edge transient then has died out inside the trim.
+        pad = min(3 * trim, ts.shape[0] - 1)
+        qf = scipy.signal.sosfiltfilt(sos, q[seg], axis=0, padlen=pad)
         if qd is not None:
-            qdf = scipy.signal.sosfiltfilt(sos, qd[seg], axis=0)
+            qdf = scipy.signal.sosfiltfilt(sos, qd[seg], axis=0, padlen=pad)
         else:
             qdf = np.gradient(qf, ts, axis=0)
         qddf = np.gradient(qdf, ts, axis=0)  # central differences on the robot's timestamps
-        tauf = scipy.signal.sosfiltfilt(sos, tau[seg], axis=0)
+        qd_full = (scipy.signal.sosfiltfilt(sos_velocity, qd[seg], axis=0, padlen=pad) if qd is not None
+                   else scipy.signal.sosfiltfilt(sos_velocity, np.gradient(q[seg], ts, axis=0), axis=0, padlen=pad))
+        out["qd_full"].append(qd_full)
+        tauf = scipy.signal.sosfiltfilt(sos, tau[seg], axis=0, padlen=pad)
         keep = slice(trim, ts.shape[0] - trim, decimation)
         out["t"].append(ts[keep])
         out["q"].append(qf[keep])
@@ -198,7 +238,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         out["tau"].append(tauf[keep])
         out["seg"].append(np.full(out["t"][-1].shape[0], kept))
         for k, v in extra_in.items():
-            out_extra[k].append(scipy.signal.sosfiltfilt(sos, v[seg], axis=0)[keep])
+            out_extra[k].append(scipy.signal.sosfiltfilt(sos, v[seg], axis=0, padlen=pad)[keep])
         kept += 1
     if kept == 0:
         raise ValueError(
@@ -212,4 +252,21 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         qdd_rad_s2=np.vstack(out["qdd"]), torque=np.vstack(out["tau"]), segment_id=np.concatenate(out["seg"]),
         sample_rate_hz=fs / decimation, cutoff_hz=cutoff, decimation=decimation, n_segments=kept, n_gaps=n_gaps,
         n_dropped_rows=n_bad, extra={k: np.vstack(v) for k, v in out_extra.items()},
+        full_rate_qd_rad_s=tuple(out["qd_full"]), filter_sos=sos, trim_samples=trim,
     )
+
+
+def parallel_friction_columns(data: PreprocessedData, stribeck_velocity_rad_s, coulomb_velocity_rad_s) -> np.ndarray:
+    """Friction columns (N*n, 4n) of seeds.md P2 eq. (11) from the full-rate velocity, filtered and
+    decimated exactly like the torque (:meth:`PreprocessedData.parallel_filter`)."""
+    n = data.q_rad.shape[1]
+    x_s = np.broadcast_to(np.asarray(stribeck_velocity_rad_s, float), (n,))
+    v_k = np.broadcast_to(np.asarray(coulomb_velocity_rad_s, float), (n,))
+    if data.filter_sos is None:
+        return friction_columns(data.qd_rad_s, x_s, v_k)
+    y = data.parallel_filter(lambda qd: friction_regressor(qd, x_s, v_k))  # (N, n, 4)
+    n_samples = y.shape[0]
+    out = np.zeros((n_samples, n, n, 4))
+    idx = np.arange(n)
+    out[:, idx, idx, :] = y
+    return out.reshape(n_samples * n, 4 * n)

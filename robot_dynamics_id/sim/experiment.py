@@ -18,9 +18,11 @@ as the real experiment of ``launch/experiment.launch.py``:
 * every controller cycle is recorded, from the start pose (the plant is reset
   there, at rest) until ``settle_s`` after the streamer reports "done".
 
-Time is the simulated controller's, so a 60 s experiment at 500 Hz takes the
-plant's computing time only (see ``benchmarks`` in the report of
-``rdi simulate-experiment``), deterministic for given seeds.
+Time is the simulated controller's, so a run takes only computing time (a 60 s
+excitation at 500 Hz: ~8 s CPU, ~1.25x the plant alone;
+benchmarks/bench_simulate_experiment.py) and is deterministic for given seeds.
+The streamer's time warp depends on time only, so every trajectory point it will
+ask for is evaluated in one vectorised call beforehand (:func:`_precomputed`).
 
 The result holds a :class:`~robot_dynamics_id.io.recording.Recording` on the
 robot clock (RTDE ``timestamp``: 0 at the start pose) with the signals the
@@ -39,7 +41,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +105,8 @@ class PayloadSpec:
         com = _payload_com(com_m)
         if not mass > 0 or not np.isfinite(mass):
             raise ValueError(f"payload mass must be > 0 kg, got {mass_kg!r}")
-        _, com_out, inertia = _end_effector_inertial(mass, com, None)
-        return cls(mass_kg=mass, com_m=np.asarray(com_out, float), inertia_about_com_kgm2=np.asarray(inertia, float))
+        _, _, inertia = _end_effector_inertial(mass, com, None)
+        return cls(mass_kg=mass, com_m=com, inertia_about_com_kgm2=np.asarray(inertia, float))
 
     def to_dict(self) -> dict[str, Any]:
         return {"mass_kg": float(self.mass_kg), "com_m": [float(v) for v in self.com_m],
@@ -144,7 +146,6 @@ class ExperimentResult:
     #: largest |q_ref(tau) - q| the streamer saw, rad
     max_position_error_rad: float
     wall_time_s: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def n_samples(self) -> int:
@@ -292,26 +293,60 @@ def _safety_guard(model: RobotModel) -> SafetyGuard:
     return SafetyGuard(limits=limits, policy=LimitPolicy.CLAMP)
 
 
-def _precomputed(trajectory: JointTrajectory, ramp_s: float, start_s: float, period_s: float) -> JointTrajectory:
+class _TauRecorder:
+    """Stands in for a trajectory in a dry-run streamer: records the times asked for, returns zeros."""
+
+    def __init__(self, trajectory: JointTrajectory) -> None:
+        self._trajectory = trajectory
+        self._zeros = np.zeros(trajectory.n_joints)
+        self.taus: list[float] = []
+
+    def evaluate(self, t_s):
+        self.taus.append(float(t_s))
+        return self._zeros, self._zeros, self._zeros
+
+    def __getattr__(self, name: str):  # duration_s, start_position_rad, ... of the real trajectory
+        return getattr(self._trajectory, name)
+
+
+class _BatchedTrajectory:
+    """A trajectory whose values at a known set of times were evaluated in one vectorised call.
+
+    :meth:`evaluate` of a time in the set returns the stored (q, qd, qdd) — what
+    ``trajectory.evaluate`` gives for it, up to rounding of a vectorised evaluation — and
+    evaluates any other time directly. Everything else is the wrapped trajectory's.
+    """
+
+    def __init__(self, trajectory: JointTrajectory, times_s: np.ndarray) -> None:
+        self._trajectory = trajectory
+        times = np.unique(np.asarray(times_s, float))
+        self._q, self._qd, self._qdd = trajectory.evaluate(times) if times.size else (None, None, None)
+        self._row = {float(t): k for k, t in enumerate(times)}
+        self.misses = 0
+
+    def evaluate(self, t_s):
+        if np.ndim(t_s) == 0:
+            k = self._row.get(float(t_s))
+            if k is not None:
+                return self._q[k], self._qd[k], self._qdd[k]
+        self.misses += 1
+        return self._trajectory.evaluate(t_s)
+
+    def __getattr__(self, name: str):
+        return getattr(self._trajectory, name)
+
+
+def _precomputed(trajectory: JointTrajectory, ramp_s: float, start_s: float, period_s: float
+                 ) -> _BatchedTrajectory:
     """``trajectory`` with every point the streamer will ask for evaluated in one vectorised call.
 
     The streamer's time warp tau(t) depends on time only (not on the measured pose), so a
     dry run of a streamer on the controller's cycle times yields exactly the taus the real
-    one will ask for; evaluating them in one batch is ~100x cheaper than one call per cycle
-    (an analytic PRBS evaluation costs more than a plant cycle). Any other time falls back
-    to the trajectory's own evaluation, so the result is exact either way.
+    one will ask for; evaluating them in one batch is far cheaper than one call per cycle
+    (an analytic PRBS evaluation costs more than a plant cycle).
     """
-    taus: list[float] = []
-
-    def record(t: np.ndarray):
-        taus.extend(float(x) for x in np.atleast_1d(t))
-        zeros = np.zeros((np.size(t), trajectory.n_joints))
-        return zeros, zeros, zeros
-
-    dummy = JointTrajectory(time_s=trajectory.time_s, position_rad=trajectory.position_rad,
-                            velocity_rad_s=trajectory.velocity_rad_s,
-                            acceleration_rad_s2=trajectory.acceleration_rad_s2, evaluator=record)
-    dry = TrajectoryStreamer(trajectory=dummy, ramp_s=ramp_s)
+    recorder = _TauRecorder(trajectory)
+    dry = TrajectoryStreamer(trajectory=recorder, ramp_s=ramp_s)  # type: ignore[arg-type]
     zero_q = np.zeros(trajectory.n_joints)
     now = start_s
     limit = int(np.ceil((trajectory.duration_s + 4 * ramp_s + 5.0) / period_s))
@@ -319,24 +354,7 @@ def _precomputed(trajectory: JointTrajectory, ramp_s: float, start_s: float, per
         if dry.command(now, zero_q).phase == "done":
             break
         now += period_s  # the plant's own clock arithmetic (SimulatedUR.time_s += period_s)
-    times = np.unique(np.asarray(taus, float))
-    if times.size == 0:
-        return trajectory
-    q, qd, qdd = trajectory.evaluate(times)
-    table = {float(t): k for k, t in enumerate(times)}
-
-    def lookup(t: np.ndarray):
-        t = np.atleast_1d(np.asarray(t, float))
-        rows = [table.get(float(x)) for x in t]
-        if any(r is None for r in rows):
-            return trajectory.evaluate(t)
-        return q[rows], qd[rows], qdd[rows]
-
-    return JointTrajectory(time_s=trajectory.time_s, position_rad=trajectory.position_rad,
-                           velocity_rad_s=trajectory.velocity_rad_s,
-                           acceleration_rad_s2=trajectory.acceleration_rad_s2, joint_names=trajectory.joint_names,
-                           kind=trajectory.kind, parameters=trajectory.parameters, robot=trajectory.robot,
-                           metadata=trajectory.metadata, evaluator=lookup)
+    return _BatchedTrajectory(trajectory, np.asarray(recorder.taus, float))
 
 
 # ----------------------------------------------------------------------------------- the run
@@ -421,9 +439,9 @@ def run_experiment(
     plant = SimulatedUR(robot=name, truth=truth_model, noise_seed=int(noise_seed), rate_hz=float(rate_hz),
                         initial_q_rad=trajectory.start_position_rad, payload_kg=float(payload_kg),
                         payload_com_m=com, noise=noise)
-    streamer = TrajectoryStreamer(trajectory=_precomputed(trajectory, ramp_s, plant.state().timestamp_s,
-                                                          plant.period_s),
-                                  ramp_s=ramp_s, position_gain_per_s=position_gain_per_s)
+    batched = _precomputed(trajectory, ramp_s, plant.state().timestamp_s, plant.period_s)
+    streamer = TrajectoryStreamer(trajectory=batched, ramp_s=ramp_s,  # type: ignore[arg-type]
+                                  position_gain_per_s=position_gain_per_s)
     guard = _safety_guard(model)
     state = plant.state()
     streamer.check_start(state.q_rad)
@@ -553,8 +571,6 @@ def run_known_payload_experiment(
 
 
 def _with_truth_seed(result: ExperimentResult, seed: int) -> ExperimentResult:
-    from dataclasses import replace
-
     return replace(result, truth_seed=int(seed))
 
 

@@ -17,8 +17,15 @@
   Lagrange-multiplier) system ``[[M, -A^T], [A, 0]]``, which assumes A has full rank.
   At the slider-crank's singular configuration its matrix becomes singular.
 
-The integrator is the classical fixed-step RK4 with the torque held over each step
-(zero-order hold, as a digital controller applies it).
+* :class:`RedundantConstraints` — the same constraint stated twice (A never full rank).
+* :class:`CrankTrajectory`, :func:`crank_tracking_law` — PIDC of the crank through the
+  singularity (P5 eqs. 45-48; passive rod joint by eqs. 55-62); :func:`min_norm_check`.
+* :func:`reproduce_slider_crank` — the numbers printed by ``rdi slider-crank`` and
+  ``benchmarks/bench_slider_crank.py``.
+
+The integrator is the classical fixed-step RK4 (1 ms by default) with the torque
+held over each step (zero-order hold, as a digital controller applies it) unless
+``sample_and_hold=False``.
 """
 
 from __future__ import annotations
@@ -41,6 +48,12 @@ from ..dynamics.constrained import (
 __all__ = [
     "GRAVITY_M_S2",
     "ConstrainedSimulation",
+    "CrankTrajectory",
+    "RedundantConstraints",
+    "crank_tracking_law",
+    "min_norm_check",
+    "reproduce_slider_crank",
+    "singular_start",
     "PlanarSerialChain",
     "TipOnLineSystem",
     "TorqueLaw",
@@ -330,21 +343,12 @@ def _with_torque(terms, tau):
     return m, h, tau, a, adot_qd
 
 
-def _rk4_step(accel, q, qd, dt, project=None):
-    """One classical RK4 step of ``(q, qd)' = (qd, accel(q, qd))``.
-
-    With ``project`` every stage state is first mapped back onto the constraint
-    manifold (the stage velocities then are the projected ones).
-    """
-    def stage(qs, qds):
-        if project is not None:
-            qs, qds = project(qs, qds)
-        return qds, accel(qs, qds)
-
-    k1v, k1a = qd, accel(q, qd)
-    k2v, k2a = stage(q + 0.5 * dt * k1v, qd + 0.5 * dt * k1a)
-    k3v, k3a = stage(q + 0.5 * dt * k2v, qd + 0.5 * dt * k2a)
-    k4v, k4a = stage(q + dt * k3v, qd + dt * k3a)
+def _rk4_step(accel, t, q, qd, dt):
+    """One classical RK4 step of ``(q, qd)' = (qd, accel(t, q, qd))``."""
+    k1v, k1a = qd, accel(t, q, qd)
+    k2v, k2a = qd + 0.5 * dt * k1a, accel(t + 0.5 * dt, q + 0.5 * dt * k1v, qd + 0.5 * dt * k1a)
+    k3v, k3a = qd + 0.5 * dt * k2a, accel(t + 0.5 * dt, q + 0.5 * dt * k2v, qd + 0.5 * dt * k2a)
+    k4v, k4a = qd + dt * k3a, accel(t + dt, q + dt * k3v, qd + dt * k3a)
     return (q + dt / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v),
             qd + dt / 6.0 * (k1a + 2 * k2a + 2 * k3a + k4a))
 
@@ -365,7 +369,7 @@ def simulate_constrained(
     torque_law: TorqueLaw | None = None,
     rank_tolerance: float = DEFAULT_RANK_TOLERANCE,
     drift_tolerance_m: float = 1e-12,
-    project_stages: bool = True,
+    sample_and_hold: bool = True,
 ) -> ConstrainedSimulation:
     """Simulate by the projection formulation: RK4 on ``M_c qdd = P(tau - h) - M A^+ Adot qd`` (P5 eq. 22).
 
@@ -374,12 +378,11 @@ def simulate_constrained(
     The initial state is corrected the same way. Works through singular
     configurations: the SVD drops singular values ``<= rank_tolerance``.
 
-    ``project_stages`` also projects the intermediate RK4 stage states. Near a
-    singular configuration the projected vector field varies like ``1/sigma_min(A)^2``
-    off the manifold (a velocity that is slightly non-tangent meets a huge
-    ``A^+``), so unprojected stages that land close to the singular point can cost
-    an energy error of ~1e-6 relative in one step; projected stages keep RK4's
-    accuracy through the crossing (at about twice the cost per step).
+    ``sample_and_hold`` (default) evaluates ``torque_law`` once per step and holds it,
+    as a digital controller at ``1/step_s`` Hz does; ``False`` evaluates it at every
+    RK4 stage (a continuous-time controller). Under a hold, a normal-space
+    (constraint-force) torque leaks into the tangent space within the step because
+    ``P(q)`` turns as ``q`` moves: force/motion decoupling is exact only in continuous time.
     Any object with the methods of :class:`TipOnLineSystem` can be simulated.
     """
     steps = _check_run(duration_s, step_s)
@@ -389,12 +392,12 @@ def simulate_constrained(
     def correct(q, qd):
         fix = correct_constraint_drift(q, system.constraint, system.constraint_jacobian,
                                        tolerance=drift_tolerance_m, rank_tolerance=rank_tolerance)
-        proj = null_space_projector(system.constraint_jacobian(fix.joint_position), rank_tolerance=rank_tolerance)
-        return fix.joint_position, proj.projector @ qd, fix.constraint_error, proj
-
-    def project(q, qd):
-        q, qd, _, _ = correct(q, qd)
-        return q, qd
+        a = system.constraint_jacobian(fix.joint_position)
+        proj = null_space_projector(a, rank_tolerance=rank_tolerance)
+        # P qd (eq. 12) written as the correction qd - A^+ (A qd): identical in exact
+        # arithmetic, but it leaves an already-admissible qd untouched instead of adding
+        # round-off that A^+ would amplify near a singular configuration.
+        return fix.joint_position, qd - proj.pseudo_inverse @ (a @ qd), fix.constraint_error, proj
 
     q, qd, err, proj = correct(np.asarray(q0, float), np.asarray(qd0, float))
     m_dim = system.constraint(q).shape[0]
@@ -415,11 +418,13 @@ def simulate_constrained(
         if k == steps:
             break
 
-        def accel(qs, qds, tau=tau):
+        def accel(ts, qs, qds, tau=tau, lam=last_lam):
+            if not sample_and_hold:
+                tau = np.asarray(law(ts, qs, qds, lam), dtype=float).reshape(n)
             return constrained_forward_dynamics(*_with_torque(system.terms(qs, qds), tau),
                                                 rank_tolerance=rank_tolerance)
 
-        q, qd = _rk4_step(accel, q, qd, step_s, project=project if project_stages else None)
+        q, qd = _rk4_step(accel, t, q, qd, step_s)
         q, qd, err, proj = correct(q, qd)
     return _pack(rec)
 
@@ -522,12 +527,207 @@ def simulate_augmented(
             if k == steps:
                 break
 
-            def accel(qs, qds, tau=tau):
+            def accel(ts, qs, qds, tau=tau):
                 return augmented_forward_dynamics(*_with_torque(system.terms(qs, qds), tau))[0]
 
-            q, qd = _rk4_step(accel, q, qd, step_s)
+            q, qd = _rk4_step(accel, t, q, qd, step_s)
             q, qd, err = correct(q, qd)
         except np.linalg.LinAlgError as exc:
             failure, failed_at = f"singular matrix in the augmented formulation ({exc})", t
             break
     return _pack(rec, failure, failed_at)
+
+
+@dataclass(frozen=True, eq=False)
+class RedundantConstraints:
+    """A constrained system with its constraint stated ``copies`` times (e.g. a slider held by
+    coincident guides). Same motion, but ``A`` never has full row rank: the projection
+    formulation is unaffected, the augmented (KKT) matrix is singular everywhere."""
+
+    system: TipOnLineSystem
+    copies: int = 2
+
+    @property
+    def n_joints(self) -> int:
+        return self.system.n_joints
+
+    def terms(self, q, qd):
+        m, h, a, b = self.system.terms(q, qd)
+        return m, h, np.vstack([a] * self.copies), np.concatenate([b] * self.copies)
+
+    def constraint(self, q):
+        return np.concatenate([self.system.constraint(q)] * self.copies)
+
+    def constraint_jacobian(self, q):
+        return np.vstack([self.system.constraint_jacobian(q)] * self.copies)
+
+    def energy(self, q, qd) -> float:
+        return self.system.energy(q, qd)
+
+
+# --- control of the slider-crank: PIDC tracking of a crank-angle trajectory -----------------
+
+
+@dataclass(frozen=True)
+class CrankTrajectory:
+    """Desired crank angle ``theta(t) = start + rate t + amplitude sin(frequency t)`` (rad).
+
+    With the defaults the crank turns ~3 rad/s with a +-0.5 rad wobble, so it passes
+    the singular configurations (+-pi/2) about once a second.
+    """
+
+    start_rad: float = 0.0
+    rate_rad_s: float = 3.0
+    amplitude_rad: float = 0.5
+    frequency_rad_s: float = 2.0
+
+    def crank(self, time_s: float) -> tuple[float, float, float]:
+        """``(theta, theta_dot, theta_ddot)`` at ``time_s``."""
+        w = self.frequency_rad_s
+        s, c = np.sin(w * time_s), np.cos(w * time_s)
+        return (self.start_rad + self.rate_rad_s * time_s + self.amplitude_rad * s,
+                self.rate_rad_s + self.amplitude_rad * w * c,
+                -self.amplitude_rad * w * w * s)
+
+    def joint(self, time_s: float):
+        """Desired ``(q, qd, qdd)`` of the slider-crank on its ordinary branch."""
+        return slider_crank_branch_state(*self.crank(time_s))
+
+
+def crank_tracking_law(
+    system: TipOnLineSystem,
+    trajectory: CrankTrajectory,
+    *,
+    stiffness_per_s2: float = 400.0,
+    damping_per_s: float = 40.0,
+    actuated: np.ndarray | None = None,
+    rank_tolerance: float = DEFAULT_RANK_TOLERANCE,
+) -> TorqueLaw:
+    """PIDC tracking the crank trajectory (Aghili P5, eqs. (45)-(48)); passive joints by eqs. (55)-(62).
+
+    A PD on the (branch-consistent) joint trajectory, made constraint-consistent and
+    projected by :func:`~robot_dynamics_id.control.projected.projected_hybrid_torque`.
+    With ``actuated`` (boolean mask, e.g. ``[True, False]`` for a crank motor and a
+    free rod joint) the torque is the minimum-norm one that is zero on the passive joints.
+    """
+    from ..control.projected import pd_reference_acceleration, projected_hybrid_torque
+    from ..dynamics.constrained import consistent_acceleration, passive_joint_torque
+
+    def law(t, q, qd, _lam):
+        q_d, qd_d, qdd_d = trajectory.joint(t)
+        qdd_ref = pd_reference_acceleration(q_d, qd_d, qdd_d, q, qd,
+                                            stiffness_per_s2=stiffness_per_s2, damping_per_s=damping_per_s)
+        m, h, a, adot_qd = system.terms(q, qd)
+        if actuated is None:
+            return projected_hybrid_torque(m, h, a, adot_qd, qdd_ref, rank_tolerance=rank_tolerance).torque_nm
+        proj = null_space_projector(a, rank_tolerance=rank_tolerance)
+        return passive_joint_torque(m, h, consistent_acceleration(qdd_ref, proj, adot_qd), proj, actuated).torque
+
+    return law
+
+
+def min_norm_check(system: TipOnLineSystem, q: np.ndarray, qd: np.ndarray, torque: np.ndarray, *,
+                   samples: int = 100, seed: int = 0,
+                   rank_tolerance: float = DEFAULT_RANK_TOLERANCE) -> tuple[float, float]:
+    """Compare ``torque`` with ``torque + (I - P) xi`` for random ``xi`` (same motion by construction).
+
+    Returns ``(smallest norm ratio ||tau + (I-P) xi|| / ||tau||, largest change of qdd)``: a
+    minimum-norm torque gives a ratio >= 1 and a zero acceleration change.
+    """
+    rng = np.random.default_rng(seed)
+    m, h, a, b = system.terms(q, qd)
+    proj = null_space_projector(a, rank_tolerance=rank_tolerance)
+    qdd = constrained_forward_dynamics(m, h, torque, a, b, projection=proj)
+    ratio, dqdd = np.inf, 0.0
+    norm = float(np.linalg.norm(torque))
+    for _ in range(samples):
+        other = torque + proj.normal_projector @ rng.normal(scale=max(norm, 1.0), size=torque.shape)
+        ratio = min(ratio, float(np.linalg.norm(other)) / max(norm, 1e-300))
+        dqdd = max(dqdd, float(np.max(np.abs(constrained_forward_dynamics(m, h, other, a, b, projection=proj) - qdd))))
+    return ratio, dqdd
+
+
+# --- the P5 reproduction -------------------------------------------------------------------
+
+
+def singular_start(crank_rate_rad_s: float = 6.0):
+    """State AT the singular configuration (crank down, rod folded back, slider on the pivot),
+    moving along the ordinary branch. This is also the mechanism's stable equilibrium."""
+    q, qd, _ = slider_crank_branch_state(-np.pi / 2, crank_rate_rad_s)
+    return q, qd
+
+
+def reproduce_slider_crank(*, duration_s: float = 10.0, step_s: float = 1e-3,
+                           crank_rate_rad_s: float = 6.0) -> dict[str, float | str]:
+    """Run the P5 slider-crank reproduction and return its numbers (see ``rdi slider-crank``).
+
+    1. Free motion (no input, no friction) from the singular configuration, RK4 at
+       ``step_s`` with Newton-Raphson drift correction: constraint error, energy drift
+       (relative to the initial kinetic energy = energy above the potential minimum),
+       ``cond(M_c)`` along the run, singular crossings.
+    2. The augmented (KKT) baseline from the same state, and with the constraint
+       stated twice (redundant): its matrix's condition number, and failure.
+    3. PIDC tracking a crank trajectory through the singularities (both joints
+       driven), the minimum-norm check, and the crank-only (passive rod) variant.
+    """
+    out: dict[str, float | str] = {"duration_s": duration_s, "step_s": step_s}
+    system = slider_crank()
+    q0, qd0 = singular_start(crank_rate_rad_s)
+    free = simulate_constrained(system, q0, qd0, duration_s=duration_s, step_s=step_s)
+    kinetic0 = system.chain.kinetic_energy(q0, qd0)
+    smin = free.min_singular_value
+    near = (smin[1:-1] < smin[:-2]) & (smin[1:-1] <= smin[2:]) & (smin[1:-1] < 0.02)
+    out.update({
+        "free_max_constraint_error_m": float(free.constraint_error_m.max()),
+        "free_max_velocity_error_m_s": float(free.velocity_error_m_s.max()),
+        "free_energy_drift_relative": float(np.abs(free.energy_j - free.energy_j[0]).max() / kinetic0),
+        "free_singular_crossings": int(near.sum() + (smin[0] < 0.02)),
+        "free_closest_sigma_min_m": float(smin.min()),
+        "free_max_rod_off_branch_rad": float(np.abs(free.q[:, 1] + 2 * free.q[:, 0]).max()),
+        "Mc_condition_max": float(free.constraint_inertia_condition.max()),
+        "Mc_condition_median": float(np.median(free.constraint_inertia_condition)),
+        "Mc_condition_at_start": float(free.constraint_inertia_condition[0]),
+    })
+    aug = simulate_augmented(system, q0, qd0, duration_s=duration_s, step_s=step_s)
+    out.update({
+        "augmented_kkt_condition_at_start": float(aug.constraint_inertia_condition[0]) if aug.time_s.size else float("nan"),
+        "augmented_kkt_condition_median": float(np.median(aug.constraint_inertia_condition)) if aug.time_s.size else float("nan"),
+        "augmented_failure": aug.failure or "none",
+        "augmented_energy_drift_relative": float(np.abs(aug.energy_j - aug.energy_j[0]).max() / kinetic0)
+        if aug.time_s.size else float("nan"),
+    })
+    redundant = RedundantConstraints(system)
+    short = min(duration_s, 1.0)
+    red_proj = simulate_constrained(redundant, q0, qd0, duration_s=short, step_s=step_s)
+    red_aug = simulate_augmented(redundant, q0, qd0, duration_s=short, step_s=step_s)
+    n_short = red_proj.time_s.size
+    out.update({
+        "redundant_projection_max_q_difference_rad": float(np.abs(red_proj.q - free.q[:n_short]).max()),
+        "redundant_augmented_failure": red_aug.failure or "none",
+        "redundant_augmented_failed_at_s": red_aug.failed_at_s,
+    })
+    traj = CrankTrajectory()
+    qt0, qdt0, _ = traj.joint(0.0)
+    track = simulate_constrained(system, qt0, qdt0, duration_s=duration_s, step_s=step_s,
+                                 torque_law=crank_tracking_law(system, traj))
+    crank_d = np.array([traj.crank(t)[0] for t in track.time_s])
+    checks = [min_norm_check(system, track.q[k], track.qd[k], track.torque[k])
+              for k in range(0, track.time_s.size, max(1, track.time_s.size // 50))]
+    out.update({
+        "pidc_max_crank_error_rad": float(np.abs(track.q[:, 0] - crank_d).max()),
+        "pidc_crank_travel_rad": float(track.q[-1, 0] - track.q[0, 0]),
+        "pidc_closest_sigma_min_m": float(track.min_singular_value.min()),
+        "pidc_max_torque_nm": float(np.abs(track.torque).max()),
+        "pidc_min_norm_ratio_vs_random_nullspace": float(min(c[0] for c in checks)),
+        "pidc_random_nullspace_max_qdd_change": float(max(c[1] for c in checks)),
+        "pidc_max_constraint_error_m": float(track.constraint_error_m.max()),
+    })
+    passive = simulate_constrained(system, qt0, qdt0, duration_s=duration_s, step_s=step_s,
+                                   torque_law=crank_tracking_law(system, traj, actuated=np.array([True, False])))
+    out.update({
+        "passive_max_crank_error_rad": float(np.abs(passive.q[:, 0] - crank_d).max()),
+        "passive_max_rod_torque_nm": float(np.abs(passive.torque[:, 1]).max()),
+        "passive_max_crank_torque_nm": float(np.abs(passive.torque[:, 0]).max()),
+        "passive_max_slider_force_n": float(np.abs(passive.multiplier).max()),
+    })
+    return out

@@ -71,8 +71,9 @@ def test_velocity_output_integrates_the_closed_loop_model(model):
     ctl.reset_velocity_integrator(np.zeros(6))
     cmd = ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
     assert cmd.mode is OutputMode.VELOCITY
-    # one period of the commanded acceleration 400 * 0.01 m/s^2 upwards
-    np.testing.assert_allclose(ctl.osm.J @ cmd.velocity_rad_s, [0, 0, 4.0 * 0.008, 0, 0, 0], atol=1e-6)
+    # one period of the commanded acceleration kp * 0.01 m/s^2 upwards
+    up = ctl.config.kp_position_per_s2 * 0.01 * 0.008
+    np.testing.assert_allclose(ctl.osm.J @ cmd.velocity_rad_s, [0, 0, up, 0, 0, 0], atol=1e-6)
 
 
 def test_stop_commands_zero_and_holds(model):

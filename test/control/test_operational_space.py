@@ -101,8 +101,10 @@ def test_free_motion_law_decouples_the_end_effector():
     qdd = pin.aba(m, d, Q, QD, cmd.joint_torque_nm)
     xdd = osm.J @ qdd + osm.dJ_qd
     twist = osm.J @ QD
+    cfg = ctl.config
     expected = np.empty(6)
-    expected[:3] = -40.0 * twist[:3] - 400.0 * (osm.position_m - target)
-    expected[3:] = -40.0 * twist[3:] - 400.0 * orientation_error(osm.rotation, rd)
+    expected[:3] = -cfg.kv_position_per_s * twist[:3] - cfg.kp_position_per_s2 * (osm.position_m - target)
+    expected[3:] = (-cfg.kv_orientation_per_s * twist[3:]
+                    - cfg.kp_orientation_per_s2 * orientation_error(osm.rotation, rd))
     np.testing.assert_allclose(xdd, expected, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(cmd.joint_acceleration_rad_s2, qdd, atol=1e-8)

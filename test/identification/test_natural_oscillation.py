@@ -96,7 +96,7 @@ def test_two_dof_gravity_factor_boundary_is_per_factor():
     setup = two_dof_setup()
     truth = setup.true_factors()
     run = _search_trial(setup)
-    result = bracketing_search(run, np.array([1.0, 1.2, 1.2]), 2, low=0.9, high=1.2, tolerance=0.01)
+    result = bracketing_search(run, np.array([1.0, 1.2, 1.2]), 2, low=0.91, high=1.2, tolerance=0.01)
     assert result.low < truth[2] <= result.high + 2e-3
 
 

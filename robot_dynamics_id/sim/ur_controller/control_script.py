@@ -238,7 +238,8 @@ def parse_register_offsets(script_text: str) -> tuple[int, int]:
     import re
 
     def find(name: str) -> int:
-        m = re.search(rf"global\s+{name}\s*=\s*(\d+)", script_text)
+        # ur_rtde injects the value on the line after a comment: "global reg_offset_int = # int ...\n24"
+        m = re.search(rf"global\s+{name}\s*=\s*(?:#[^\n]*\n)?\s*(\d+)", script_text)
         return int(m.group(1)) if m else 0
 
     return find("reg_offset_int"), find("reg_offset_float")

@@ -54,6 +54,8 @@ LOG = logging.getLogger("robot_dynamics_id.sim.ur_controller")
 DEFAULT_INITIAL_Q_RAD = (0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0)
 #: a joint faster than this (true velocity, rad/s) counts as moving in the rest log
 REST_SPEED_RAD_S = 0.005
+#: how far the control loop may fall behind the wall clock before it gives up catching up (s)
+CATCH_UP_LIMIT_S = 0.5
 #: bytes an RTDE client may fall behind before the controller drops it
 MAX_SEND_BACKLOG_BYTES = 256 * 1024
 
@@ -162,15 +164,16 @@ class StandInController:
         self._lock = threading.RLock()
         self.registers = Registers()
         self._input_owner: dict[str, _RtdeClient] = {}
-        self._input_update_s: dict[str, float] = {}
         self._rtde_clients: list[_RtdeClient] = []
         self._program: ControlScript | None = None
         self._program_name = ""
         self._pending_program: tuple[float, str, str] | None = None
-        self._watchdog_armed_s = 0.0
+        self._watchdog_armed_tick = 0
+        self._input_update_tick: dict[str, int] = {}
         self._protective_stop_since: float | None = None
         self._stall_until = 0.0
         self._unreachable_until = 0.0
+        self._closed_ports: list[str] = []
         self._events: collections.deque[ControllerEvent] = collections.deque(maxlen=5000)
         self._event_count = 0
         self._stop_log: collections.deque[tuple[float, str]] = collections.deque(maxlen=1000)
@@ -200,22 +203,11 @@ class StandInController:
                                  truth_seed=self._truth_seed, noise_seed=self._noise_seed, noise=self._noise)
         self._stop_deceleration = float(np.min(self.plant.robot_model.acceleration_limit_rad_s2))
         self._update_snapshot(0.0)
-        from . import dashboard, fault_control, script_port
-
+        names = ["rtde", "dashboard"] + [f"script{port}" for port in self._script_ports]
+        if self._control_port is not None:
+            names.append("control")
         try:
-            self._listeners["rtde"] = Listener(name="rtde", host=self.host, port=self._ports["rtde"],
-                                               handler=self._serve_rtde, on_error=self._reject)
-            self._listeners["dashboard"] = Listener(
-                name="dashboard", host=self.host, port=self._ports["dashboard"],
-                handler=lambda s, p: dashboard.serve(self, s, p), on_error=self._reject)
-            for port in self._script_ports:
-                self._listeners[f"script{port}"] = Listener(
-                    name=f"script:{port}", host=self.host, port=port,
-                    handler=lambda s, p, port=port: script_port.serve(self, s, p, port), on_error=self._reject)
-            if self._control_port is not None:
-                self._listeners["control"] = Listener(
-                    name="fault-control", host=self.host, port=self._control_port,
-                    handler=lambda s, p: fault_control.serve(self, s, p), on_error=self._reject)
+            self._open_listeners(names)
         except OSError:
             self._close_listeners()
             raise
@@ -226,6 +218,26 @@ class StandInController:
                          f"{self.personality.version_string}, {self.rate_hz:g} Hz) on {self.host}: "
                          + ", ".join(f"{k} {v.port}" for k, v in self._listeners.items()))
         return self
+
+    def _open_listeners(self, names: list[str]) -> None:
+        from . import dashboard, fault_control, script_port
+
+        for name in names:
+            if name == "rtde":
+                listener = Listener(name="rtde", host=self.host, port=self._ports["rtde"],
+                                    handler=self._serve_rtde, on_error=self._reject)
+            elif name == "dashboard":
+                listener = Listener(name="dashboard", host=self.host, port=self._ports["dashboard"],
+                                    handler=lambda s, p: dashboard.serve(self, s, p), on_error=self._reject)
+            elif name == "control":
+                listener = Listener(name="fault-control", host=self.host, port=self._control_port,
+                                    handler=lambda s, p: fault_control.serve(self, s, p), on_error=self._reject)
+            else:
+                port = int(name[len("script"):])
+                listener = Listener(name=f"script:{port}", host=self.host, port=port,
+                                    handler=lambda s, p, port=port: script_port.serve(self, s, p, port),
+                                    on_error=self._reject)
+            self._listeners[name] = listener
 
     def stop(self) -> None:
         """Close every port and stop the control loop. Safe to call twice."""
@@ -322,14 +334,16 @@ class StandInController:
             self._stop_program(f"program stopped ({reason})")
 
     def set_unreachable(self, seconds: float) -> None:
-        """Drop every connection and refuse new ones for ``seconds`` (a network outage)."""
+        """Close every port (connections reset, new ones refused) for ``seconds``, like a controller
+        reboot or a pulled cable; the arm stops as the program loses its client (watchdog) or not."""
         with self._lock:
             self._unreachable_until = time.monotonic() + float(seconds)
-            for name, listener in self._listeners.items():
-                if name != "control":
-                    listener.refuse = True
-        self.log("warn", f"fault injected: controller unreachable for {seconds:g} s")
-        self.drop_connections("all")
+            closed = [name for name in self._listeners if name != "control"]
+            for name in closed:
+                self._listeners.pop(name).close()
+            self._closed_ports = closed
+        self.log("warn", f"fault injected: controller unreachable for {seconds:g} s (ports closed: "
+                         f"{', '.join(closed)})")
 
     def unlock_protective_stop(self) -> str:
         """The dashboard's ``unlock protective stop``; returns its reply."""
@@ -397,6 +411,10 @@ class StandInController:
 
         m = re.search(r"^def\s+(\w+)\s*\(\s*\)\s*:", text, re.MULTILINE)
         name = m.group(1) if m else ""
+        if self.trace_inputs:
+            from pathlib import Path
+
+            Path(f"/tmp/standin_script_{name or 'statement'}.txt").write_text(text)
         with self._lock:
             self.last_script_text = text
             self._pending_program = (time.monotonic() + self.script_start_delay_s, name, text)
@@ -421,13 +439,15 @@ class StandInController:
         try:
             self._program = ControlScript(
                 registers=self.registers, plant=self.plant, int_offset=int_offset, float_offset=float_offset,
-                supports_direct_torque=self.personality.supports_direct_torque,
+                # ur_rtde compiles direct_torque into the script only for versions that have it ($5.26 tag
+                # in 1.6.5); below that cmd 66 is "dummy_op = 1". Follow what was uploaded.
+                supports_direct_torque=self.personality.supports_direct_torque and "direct_torque(" in text,
                 stop_deceleration_rad_s2=self._stop_deceleration, log=self.log, on_stop=self._record_stop)
         except ValueError as exc:
             self._reject(f"program {name!r} not started: {exc}")
             return
         self._program_name = name
-        self._watchdog_armed_s = now
+        self._watchdog_armed_tick = self.ticks
         self.log("info", f"program {name!r} running (register offsets int {int_offset}, float {float_offset})")
 
     def _stop_program(self, reason: str, level: str = "warn") -> None:
@@ -474,30 +494,37 @@ class StandInController:
             delay = deadline - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
-            elif delay < -0.1:
-                deadline = time.perf_counter()  # far behind: resynchronise instead of bursting
+            elif delay < -CATCH_UP_LIMIT_S:
+                deadline = time.perf_counter()  # far behind: resynchronise (robot time falls behind)
+            # else: behind (this process was not scheduled): run the missed ticks back to back so the
+            # arm's time keeps up with the wall clock that the client's commands follow
 
     def _tick(self) -> None:
         now = time.monotonic()
         if self._unreachable_until and now >= self._unreachable_until:
             self._unreachable_until = 0.0
-            for listener in self._listeners.values():
-                listener.refuse = False
-            self.log("info", "controller reachable again")
+            try:
+                self._open_listeners(self._closed_ports)
+                self.log("info", "controller reachable again")
+            except OSError as exc:
+                self.log("error", f"cannot reopen the ports after the outage: {exc}")
         if self._pending_program is not None:
             self._start_pending_program(now)
         program = self._program
         if program is not None and program.running:
             if program.watchdog is not None:
+                # Counted in controller cycles, as the controller does: if this process itself is not
+                # scheduled for a while (a loaded test machine), client packages wait in the socket
+                # instead of counting as missing.
                 name, frequency = program.watchdog
-                last = max(self._input_update_s.get(name, 0.0), self._watchdog_armed_s)
-                if now - last > 1.0 / frequency:
+                last_tick = max(self._input_update_tick.get(name, -1), self._watchdog_armed_tick)
+                if self.ticks - last_tick > self.rate_hz / frequency:
                     self._stop_program(f"RTDE input watchdog: no update of {name} for "
-                                       f"{(now - last) * 1000:.0f} ms (min {frequency:g} Hz): program stopped",
+                                       f"{self.ticks - last_tick} cycles (min {frequency:g} Hz): program stopped",
                                        level="error")
             if program.running:
                 if program.watchdog is None:
-                    self._watchdog_armed_s = now
+                    self._watchdog_armed_tick = self.ticks
                 try:
                     program.cycle()
                 except (ScriptError, ValueError) as exc:
@@ -691,9 +718,9 @@ class StandInController:
         self._send(client, rp.frame(ptype, payload))
 
     def _refuse(self, client: _RtdeClient, message: str) -> None:
+        # Logged only: a refused setup is answered in its reply (recipe id 0, NOT_FOUND / IN_USE), and an
+        # unsolicited TEXT_MESSAGE in between would desynchronise a client waiting for that reply.
         self._reject(f"RTDE client {client.peer}: {message}")
-        if client.protocol_version >= 2:
-            self._send(client, rp.text_message(message, "RTDE", 1))
 
     def _handle_rtde(self, client: _RtdeClient, ptype: int, payload: bytes) -> None:
         P = rp.PackageType
@@ -839,7 +866,6 @@ class StandInController:
         except (rp.ProtocolError, struct.error) as exc:
             self._refuse(client, f"{exc}; ignored")
             return
-        now = time.monotonic()
         regs = self.registers
         if self.trace_inputs:
             self.log("info", f"RTDE input recipe {payload[0]} from {client.peer}: {values}")
@@ -854,4 +880,4 @@ class StandInController:
                         regs.input_double[index] = float(value)
                     else:
                         regs.input_bits = (regs.input_bits & ~(1 << index)) | (int(bool(value)) << index)
-                self._input_update_s[name] = now
+                self._input_update_tick[name] = self.ticks

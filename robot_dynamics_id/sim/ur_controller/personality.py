@@ -28,7 +28,9 @@ class Personality:
     serial_number: str | None
     #: dashboard ``get robot model`` reply
     robot_model: str
-    #: the control script's direct_torque is active (PolyScope >= 5.23; ur.md "Torque control")
+    #: the controller runs direct_torque (PolyScope >= 5.23; ur.md "Torque control"). ur_rtde 1.6.5 puts
+    #: the call into its script only for version >= 5.26 (a ``$5.26`` line tag), hence the e-Series default
+    #: version 5.26; the stand-in follows the uploaded script either way.
     supports_direct_torque: bool
     #: e-Series has local/remote control; CB3 does not know the command
     has_remote_control: bool
@@ -46,8 +48,8 @@ PERSONALITIES: dict[str, Personality] = {
         polyscope_version="URSoftware 3.15.7.106331 (Mar 17 2021)", serial_number=None,
         robot_model="UR3", supports_direct_torque=False, has_remote_control=False),
     "e-series": Personality(
-        name="e-series", version=(5, 23, 0, 128234), rate_hz=500.0,
-        polyscope_version="URSoftware 5.23.0.128234 (Jun 18 2025)", serial_number="20235500123",
+        name="e-series", version=(5, 26, 0, 130000), rate_hz=500.0,
+        polyscope_version="URSoftware 5.26.0.130000 (Nov 01 2025)", serial_number="20235500123",
         robot_model="UR3", supports_direct_torque=True, has_remote_control=True),
 }
 

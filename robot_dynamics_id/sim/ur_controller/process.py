@@ -38,6 +38,8 @@ def run_foreground(*, duration_s: float | None = None, quiet: bool = False, exit
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
                         format="%(asctime)s.%(msecs)03d [sim-controller] %(levelname)s %(message)s",
                         datefmt="%H:%M:%S")
+    # The control loop shares the GIL with the client threads: switch often so neither waits long.
+    sys.setswitchinterval(0.0005)
     kwargs = {k: v for k, v in controller_kwargs.items() if v is not None}
     controller = StandInController(**kwargs)
     done = threading.Event()

@@ -56,8 +56,6 @@ class Listener:
         self._clients: set[socket.socket] = set()
         self._clients_lock = threading.Lock()
         self._closed = False
-        #: while True, accepted connections are closed at once (the controller is "unreachable")
-        self.refuse = False
         self._thread = threading.Thread(target=self._accept_loop, name=f"{name}-accept", daemon=True)
         self._thread.start()
 
@@ -68,10 +66,6 @@ class Listener:
             except OSError:
                 if self._closed:
                     return
-                continue
-            if self.refuse:
-                _hard_close(sock)
-                self._on_error(f"{self.name}: connection from {peer[0]}:{peer[1]} refused (controller unreachable)")
                 continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._clients_lock:

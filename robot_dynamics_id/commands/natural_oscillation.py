@@ -1,0 +1,30 @@
+"""``rdi natural-oscillation``: reproduce P1 (Jamisola & Dadios) — Tables I/II, searches, friction, UR3."""
+
+from __future__ import annotations
+
+import argparse
+
+COMMAND = "natural-oscillation"
+HELP = "Reproduce the natural-oscillation identification (P1): Tables I and II, searches, friction bias, UR3 case."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-tables", action="store_true", help="do not simulate Tables I and II")
+    parser.add_argument("--search", action="store_true", help="bracketing vs incremental search (+ metaheuristic)")
+    parser.add_argument("--friction", action="store_true", help="measure the bias joint friction causes")
+    parser.add_argument("--ur3", action="store_true", help="shoulder/elbow gravity terms of a simulated UR3")
+    parser.add_argument("--all", action="store_true", help="everything above")
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_dynamics_id.identification import natural_oscillation_report as report
+
+    if not args.skip_tables:
+        print("\n".join(report.tables_report()))
+    if args.search or args.all:
+        print("\n".join(report.search_report()[0]))
+    if args.friction or args.all:
+        print("\n".join(report.friction_bias_report()[0]))
+    if args.ur3 or args.all:
+        print("\n".join(report.ur3_report()[0]))
+    return 0

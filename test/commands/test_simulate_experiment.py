@@ -1,0 +1,115 @@
+"""``rdi simulate-experiment``: bag + truth (+ CSV, + known-payload run) from the simulated arm; clear errors."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynamics_id.cli import main
+from robot_dynamics_id.excitation.trajectory import load_trajectory, save_trajectory
+from robot_dynamics_id.io.bag_reader import open_bag, read_bag
+from robot_dynamics_id.io.model_file import DynamicModel
+from robot_dynamics_id.io.ur_csv import read_ur_csv
+from robot_dynamics_id.sim.experiment import paper_prbs_excitation
+from robot_dynamics_id.sim.truth import make_truth, nominal_drive_gains
+
+
+def _custom_data(bag):
+    return yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]["custom_data"]
+
+
+def test_prbs_run_with_csv_sqlite3_and_known_payload(tmp_path, capsys):
+    out, out2, truth = tmp_path / "bag", tmp_path / "bag_payload", tmp_path / "truth.yaml"
+    code = main(["simulate-experiment", "--excitation", "prbs", "--duration", "1.5", "--seed", "2",
+                 "--truth-seed", "4", "--out", str(out), "--truth-out", str(truth), "--storage", "sqlite3",
+                 "--csv", str(tmp_path / "run.csv"), "--known-payload-kg", "1.5", "--known-payload-com",
+                 "0.05,0,0.04", "--known-payload-out", str(out2), "--save-excitation",
+                 str(tmp_path / "excitation.yaml")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "100.0 %" in captured.err  # progress on stderr
+    assert "known payload: 1.5 kg" in captured.out
+    assert sorted(p.suffix for p in out.iterdir()) == [".db3", ".yaml"]
+
+    rec = read_bag(out)
+    rec2 = read_bag(out2)
+    assert rec.n_samples == rec2.n_samples > 1.5 * 500
+    np.testing.assert_allclose(np.diff(rec.time_s), 1 / 500, atol=1e-6)
+    np.testing.assert_allclose(rec.effort_nm, rec.current_a * nominal_drive_gains("ur3"), rtol=1e-15)
+    csv = read_ur_csv(tmp_path / "run.csv")
+    assert csv.n_samples == rec.n_samples
+    np.testing.assert_allclose(csv.q_rad, rec.q_rad, atol=1e-6)  # CSV prints 6 decimals
+    np.testing.assert_allclose(csv.time_s, rec.time_s - rec.time_s[0], atol=1e-6)
+
+    model = DynamicModel.load(truth)
+    np.testing.assert_array_equal(model.standard_parameters(), make_truth("ur3", 4).standard_parameters())
+    np.testing.assert_array_equal(model.drive_gains_nm_per_a, make_truth("ur3", 4).drive_gains_nm_per_a)
+
+    first, second = _custom_data(out), _custom_data(out2)
+    assert first["truth_seed"] == second["truth_seed"] == "4"
+    assert first["noise_seed"] == "0" and second["noise_seed"] == "1"
+    assert json.loads(first["payload"]) is None
+    assert json.loads(second["payload"])["mass_kg"] == 1.5
+    spec = json.loads(first["known_payload_experiment"])
+    assert spec["role"] == "without_payload" and spec["payload"]["com_m"] == [0.05, 0.0, 0.04]
+    assert json.loads(second["known_payload_experiment"])["role"] == "with_payload"
+    assert load_trajectory(tmp_path / "excitation.yaml").duration_s == pytest.approx(1.5)
+
+
+def test_excitation_file_nominal_truth_and_configured_gains(tmp_path, capsys):
+    path = save_trajectory(paper_prbs_excitation("ur3", duration_s=1.2, seed=5), tmp_path / "exc.yaml")
+    out = tmp_path / "bag"
+    assert main(["simulate-experiment", "--excitation", str(path), "--truth-seed", "-1", "--out", str(out),
+                 "--truth-out", str(tmp_path / "truth.yaml"), "--drive-gains", "9,9,9,7,7,7", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert _custom_data(out)["truth_seed"] == "nominal"
+    with open_bag(out) as bag:
+        assert bag.storage == "mcap" and "/excitation/progress" in bag.topics
+    rec = read_bag(out)
+    np.testing.assert_allclose(rec.effort_nm, rec.current_a * [9, 9, 9, 7, 7, 7], rtol=1e-15)
+    np.testing.assert_array_equal(DynamicModel.load(tmp_path / "truth.yaml").drive_gains_nm_per_a,
+                                  nominal_drive_gains("ur3"))
+
+
+def test_fourier_is_planned_with_the_seed(tmp_path, capsys):
+    out = tmp_path / "bag"
+    assert main(["simulate-experiment", "--excitation", "fourier", "--duration", "2", "--seed", "3",
+                 "--fourier-iterations", "3", "--out", str(out), "--truth-out", str(tmp_path / "t.yaml")]) == 0
+    err = capsys.readouterr().err
+    assert "planning a 2 s Fourier excitation (seed 3" in err and "condition number" in err
+    custom = _custom_data(out)
+    assert custom["excitation_kind"] == "fourier" and custom["excitation_seed"] == "3"
+    assert read_bag(out).duration_s >= 2.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--robot", "ur7"], "unknown robot 'ur7'"),
+    (["--excitation", "missing.yaml"], "no such file"),
+    (["--duration", "-2"], "--duration must be > 0"),
+    (["--known-payload-kg", "1.0"], "needs --known-payload-out"),
+    (["--payload-kg", "-1"], "--payload-kg must be >= 0"),
+    (["--payload-kg", "5"], "rated payload"),
+    (["--known-payload-kg", "5", "--known-payload-out", "other"], "rated payload"),
+    (["--drive-gains", "10,10"], "--drive-gains needs 6 positive values"),
+])
+def test_bad_arguments_give_clear_errors(tmp_path, capsys, argv, message):
+    base = {"--excitation": "prbs", "--duration": "1.5", "--out": str(tmp_path / "bag"),
+            "--truth-out": str(tmp_path / "truth.yaml")}
+    for key, value in zip(argv[::2], argv[1::2]):
+        base[key] = value
+    args = [item for pair in base.items() for item in pair]
+    assert main(["simulate-experiment", "--quiet", *args]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "bag").exists()
+
+
+def test_existing_out_and_duration_with_a_file_are_refused(tmp_path, capsys):
+    (tmp_path / "bag").mkdir()
+    assert main(["simulate-experiment", "--excitation", "prbs", "--out", str(tmp_path / "bag"),
+                 "--truth-out", str(tmp_path / "t.yaml")]) == 1
+    assert "exists already" in capsys.readouterr().err
+    path = save_trajectory(paper_prbs_excitation("ur3", duration_s=1.2), tmp_path / "exc.yaml")
+    assert main(["simulate-experiment", "--excitation", str(path), "--duration", "5", "--out",
+                 str(tmp_path / "new"), "--truth-out", str(tmp_path / "t.yaml")]) == 1
+    assert "fixes its own duration" in capsys.readouterr().err

@@ -1,0 +1,33 @@
+"""Drive gains from a simulated known-payload experiment."""
+
+import numpy as np
+
+from robot_dynamics_id.dynamics.base_parameters import compute_base_parameters
+from robot_dynamics_id.identification.drive_gains import (
+    identify_drive_gains,
+    payload_standard_parameters,
+    payload_torque,
+)
+from robot_dynamics_id.identification.preprocessing import PreprocessingOptions, preprocess
+from robot_dynamics_id.identification.synthetic import fourier_trajectory, inverse_dynamics, perturbed_truth
+
+
+def test_gains_within_two_percent_with_current_noise():
+    truth = perturbed_truth("ur3", seed=2)
+    robot = truth.robot_model()
+    gains = np.array([9.5, 10.2, 8.1, 7.0, 7.3, 7.7])
+    payload = payload_standard_parameters(robot, 1.5, [0.05, 0.02, 0.06])
+    rng = np.random.default_rng(0)
+    data = []
+    for seed, loaded in ((11, False), (12, True)):
+        t, q, qd, qdd = fourier_trajectory(robot, duration_s=30, rate_hz=500, seed=seed)
+        tau = inverse_dynamics(truth, q, qd, qdd)
+        if loaded:
+            tau = tau + payload_torque(robot, q, qd, qdd, payload)
+        current = tau / gains + rng.normal(size=tau.shape) * 0.01
+        data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
+    est = identify_drive_gains(robot, compute_base_parameters(robot), data[0], data[1], payload,
+                               stribeck_velocity_rad_s=truth.friction.stribeck_velocity_rad_s)
+    error = np.abs(est.gains_nm_per_a / gains - 1)
+    assert error.max() < 0.02, error
+    assert np.all(est.gains_std_nm_per_a > 0)

@@ -1,0 +1,61 @@
+"""Linear estimators: exact recovery, per-joint weighting, robustness to outliers."""
+
+import numpy as np
+
+from robot_dynamics_id.identification.estimators import (
+    NormalEquations,
+    compress,
+    iteratively_reweighted_least_squares,
+    ordinary_least_squares,
+    weighted_least_squares,
+)
+
+
+def _problem(noise, seed=0, n_samples=2000, n_joints=3, p=8):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(n_samples * n_joints, p)) * np.logspace(-2, 2, p)
+    x = rng.normal(size=p)
+    sigma = np.tile(noise, n_samples)
+    y = w @ x + rng.normal(size=w.shape[0]) * sigma
+    return w, y, x
+
+
+def test_ols_recovers_noise_free_parameters():
+    w, y, x = _problem(np.zeros(3))
+    est = ordinary_least_squares(w, y, 3)
+    np.testing.assert_allclose(est.parameters, x, rtol=1e-10)
+    normal = NormalEquations.from_regressor(w, y, 3)
+    np.testing.assert_allclose(normal.solve().parameters, x, rtol=1e-8)
+
+
+def test_wls_estimates_each_joints_noise_and_std_is_calibrated():
+    noise = np.array([0.01, 0.1, 1.0])
+    w, y, x = _problem(noise)
+    wls = weighted_least_squares(w, y, 3)
+    np.testing.assert_allclose(wls.residual_rms_nm, noise, rtol=0.1)
+    ols = ordinary_least_squares(w, y, 3)
+    assert np.linalg.norm(wls.parameters - x) < np.linalg.norm(ols.parameters - x)
+    assert np.all(np.abs(wls.parameters - x) < 5 * wls.std)
+    normal = NormalEquations.from_regressor(w, y, 3).solve(1 / noise**2)
+    np.testing.assert_allclose(normal.parameters, weighted_least_squares(w, y, 3, sigma_nm=noise).parameters,
+                               rtol=1e-6)
+
+
+def test_irls_ignores_outliers():
+    w, y, x = _problem(np.full(3, 0.05), seed=2)
+    rng = np.random.default_rng(5)
+    bad = rng.choice(y.size, size=y.size // 20, replace=False)
+    y[bad] += rng.choice([-1, 1], size=bad.size) * 50.0
+    ols_err = np.linalg.norm(ordinary_least_squares(w, y, 3).parameters - x)
+    irls_err = np.linalg.norm(iteratively_reweighted_least_squares(w, y, 3).parameters - x)
+    assert irls_err < 0.05 * ols_err
+
+
+def test_compression_preserves_the_cost():
+    w, y, _ = _problem(np.full(3, 0.1), seed=4)
+    r, z, rss0 = compress(w, y)
+    xt = np.random.default_rng(1).normal(size=w.shape[1])
+    full = np.sum((w @ xt - y) ** 2)
+    assert abs(full - (np.sum((r @ xt - z) ** 2) + rss0)) < 1e-8 * full
+    r2, z2 = NormalEquations.from_regressor(w, y, 3).compressed()
+    assert abs((np.sum((r2 @ xt - z2) ** 2) + rss0) - full) < 1e-6 * full

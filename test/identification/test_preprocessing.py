@@ -1,0 +1,72 @@
+"""Preprocessing: gaps split segments, differentiation is accurate, cut-off comes from the data."""
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.identification.preprocessing import (
+    PreprocessingOptions,
+    estimate_cutoff_hz,
+    find_segments,
+    preprocess,
+)
+
+
+def _sine(t):
+    w = 2 * np.pi * 0.5
+    q = np.column_stack([np.sin(w * t), 0.5 * np.cos(w * t)])
+    qd = np.column_stack([w * np.cos(w * t), -0.5 * w * np.sin(w * t)])
+    qdd = np.column_stack([-w**2 * np.sin(w * t), -0.5 * w**2 * np.cos(w * t)])
+    return q, qd, qdd
+
+
+def test_derivatives_of_a_clean_sine_are_accurate():
+    t = np.arange(0, 20, 0.002)
+    q, qd, qdd = _sine(t)
+    data = preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=10.0))
+    _, qd_ref, qdd_ref = _sine(data.time_s)
+    assert np.max(np.abs(data.qd_rad_s - qd_ref)) < 1e-3
+    assert np.max(np.abs(data.qdd_rad_s2 - qdd_ref)) < 0.05  # 0.5 % of the 9.9 rad/s^2 peak
+    assert data.decimation == 10 and data.n_segments == 1
+
+
+def test_gap_splits_segments_and_nothing_crosses_it():
+    t = np.arange(0, 20, 0.002)
+    t = np.concatenate([t[:4000], t[4500:] + 0.3])  # lost packets and a clock jump
+    q, _, qdd = _sine(t)
+    data = preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=10.0))
+    assert data.n_segments == 2 and data.n_gaps == 1
+    for seg in range(2):
+        dt = np.diff(data.time_s[data.segment_id == seg])
+        assert np.allclose(dt, dt[0])
+    _, _, qdd_ref = _sine(data.time_s)
+    assert np.max(np.abs(data.qdd_rad_s2 - qdd_ref)) < 0.05  # no edge artefacts at the gap
+
+
+def test_nan_rows_are_dropped_and_become_gaps():
+    t = np.arange(0, 10, 0.002)
+    q, _, qdd = _sine(t)
+    q[2000:2010] = np.nan
+    data = preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=10.0))
+    assert data.n_dropped_rows == 10 and data.n_segments == 2
+    assert np.all(np.isfinite(data.qdd_rad_s2))
+
+
+def test_cutoff_from_data_follows_the_motion_bandwidth():
+    fs = 500.0
+    t = np.arange(0, 60, 1 / fs)
+    slow = np.column_stack([np.sin(2 * np.pi * 0.3 * t)])
+    fast = np.column_stack([np.sin(2 * np.pi * 6.0 * t)])
+    assert estimate_cutoff_hz(slow, fs, margin=5, min_cutoff_hz=0.1) < estimate_cutoff_hz(fast, fs, margin=5,
+                                                                                        min_cutoff_hz=0.1)
+    assert 20 < estimate_cutoff_hz(fast, fs, margin=5, min_cutoff_hz=0.1) < 40
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(ValueError, match="never increase"):
+        find_segments(np.zeros(5))
+    t = np.arange(0, 0.05, 0.002)
+    with pytest.raises(ValueError, match="long enough"):
+        preprocess(t, np.zeros((t.size, 2)), np.zeros((t.size, 2)), options=PreprocessingOptions(cutoff_hz=10.0))
+    with pytest.raises(ValueError, match="cutoff_hz"):
+        preprocess(np.arange(0, 5, 0.002), np.zeros((2500, 1)), np.zeros((2500, 1)),
+                   options=PreprocessingOptions(cutoff_hz=400.0))
