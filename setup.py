@@ -29,6 +29,9 @@ setup(
             "ur_interface = robot_dynamics_id.nodes.ur_interface:main",
             "excitation = robot_dynamics_id.nodes.excitation:main",
             "torque_logger = robot_dynamics_id.nodes.torque_logger:main",
+            "identifier = robot_dynamics_id.nodes.identifier:main",
+            "osc_controller = robot_dynamics_id.nodes.osc_controller:main",
+            "natural_oscillation = robot_dynamics_id.nodes.natural_oscillation:main",
         ],
     },
 )

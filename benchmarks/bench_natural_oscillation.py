@@ -4,7 +4,7 @@ Prints Tables I and II beside the paper's numbers, the trials needed by the
 bracketing search versus P1's incremental search at the same resolution
 (ratio), the friction bias, the UR3 shoulder/elbow case, and the time of one
 push trial (median and p99). ``--quick`` skips the metaheuristic, the
-friction sweep and the UR3 case.
+friction sweep and the UR3 cases (pinocchio and MuJoCo; the MuJoCo\nfriction cases take ~5 min on a loaded 2-core machine).
 
     .venv/bin/python benchmarks/bench_natural_oscillation.py [--quick]
 """
@@ -39,6 +39,8 @@ def _timing(label: str, fn, repeats: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tables, searches and timings only")
+    parser.add_argument("--no-friction-cases", action="store_true",
+                        help="MuJoCo UR3: only the frictionless case and the regressor comparison")
     args = parser.parse_args()
     print("\n".join(tables_report()))
     lines, _ = search_report(with_metaheuristic=not args.quick)
@@ -46,6 +48,9 @@ def main() -> int:
     if not args.quick:
         print("\n".join(friction_bias_report()[0]))
         print("\n".join(ur3_report()[0]))
+        from robot_dynamics_id.identification.natural_oscillation_mujoco import mujoco_report
+
+        print("\n".join(mujoco_report(with_friction_cases=not args.no_friction_cases)[0]))
     print("Timing of one 5,000-step push trial (50 s simulated, dt 0.01 s):")
     s1, s2 = one_dof_setup(), two_dof_setup()
     a1, m1, a2, m2 = s1.arm(), s1.model(), s2.arm(), s2.model()

@@ -292,6 +292,18 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
     return nodes
 
 
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+    if value is None:
+        return "''"
+    return str(value)
+
+
 def _ros_arg_value(value: Any) -> str:
     """A parameter override as ``-p name:=value`` expects it (YAML syntax)."""
     if isinstance(value, str):
@@ -300,10 +312,10 @@ def _ros_arg_value(value: Any) -> str:
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError:
-            parsed = value
-        # keep strings that YAML would turn into something else (e.g. "true" for a string param) as typed by users
-        return value if isinstance(parsed, (str, type(None))) else yaml.safe_dump(parsed, default_flow_style=True).strip()
-    return yaml.safe_dump(value, default_flow_style=True).replace("\n...", "").strip()
+            return value
+        # PythonExpression results such as "True" are YAML booleans: normalise their spelling.
+        return _yaml_scalar(parsed) if isinstance(parsed, bool) else value
+    return _yaml_scalar(value)
 
 
 def node_command(node: NodeLaunch, *, executable_dir: str | Path | None = None) -> list[str]:

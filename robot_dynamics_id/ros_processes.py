@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .launch_emulation import NodeLaunch, node_command
 
-__all__ = ["NodeProcess", "loopback_environment", "reserve_domain_id", "start_node"]
+__all__ = ["NodeProcess", "loopback_environment", "reserve_domain_id", "start_node", "use_loopback_here"]
 
 _DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_id_dds_domains")
 _held_domain_locks: list = []
@@ -66,6 +66,19 @@ def loopback_environment(domain_id: int | None = None, base: dict | None = None)
         env["ROS_DOMAIN_ID"] = str(reserve_domain_id())
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.setdefault("MUJOCO_GL", "egl")
+    return env
+
+
+def use_loopback_here() -> dict[str, str]:
+    """Confine THIS process's DDS to loopback (and a reserved domain) before rclpy starts; returns the env.
+
+    Call it before ``rclpy.init()`` in any process of ours that talks ROS (the demo, benchmarks), so it
+    and the nodes it starts with :func:`loopback_environment` share one private domain.
+    """
+    env = loopback_environment()
+    for key in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_DOMAIN_ID"):
+        if key in env:
+            os.environ[key] = env[key]
     return env
 
 

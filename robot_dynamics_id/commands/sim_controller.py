@@ -36,6 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="seed of the plant's perturbed true parameters (default: nominal parameters)")
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of the measurement noise (default 0)")
     parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    parser.add_argument("--nice", type=int, default=None,
+                        help="run at this nice value, e.g. -10, to keep the 500 Hz loop on time on a busy machine "
+                             "(needs the permission to raise priority; ignored otherwise)")
+    parser.add_argument("--rt-priority", type=int, default=None,
+                        help="run the control loop thread SCHED_FIFO at this priority (1-99), like a controller "
+                             "on a real-time kernel; needs root or CAP_SYS_NICE (ignored otherwise)")
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="also stop when standard input closes (used when a test starts it)")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
@@ -50,4 +56,4 @@ def run(args: argparse.Namespace) -> int:
         control_port=args.control_port, robot=args.robot, initial_q_rad=args.initial_q,
         protective_stop_unlock_delay_s=args.unlock_delay, truth_seed=args.truth_seed,
         noise_seed=args.noise_seed, duration_s=args.duration, quiet=args.quiet,
-        exit_on_stdin_eof=args.exit_with_parent)
+        exit_on_stdin_eof=args.exit_with_parent, priority=args.nice, realtime_priority=args.rt_priority)

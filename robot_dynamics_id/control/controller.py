@@ -36,6 +36,7 @@ from ..dynamics.friction import SIGN_SMOOTHING_RAD_S
 from .contact import ContactStage, ContactStageMachine, StageEvent
 from .force_estimation import MomentumObserver, wrench_from_joint_torque
 from .operational_space import OperationalSpaceModel, orientation_error, shift_wrench
+from .projected import projected_hybrid_torque
 from .selection import POLISHING_MOTION_AXES
 from .singularity import SingularityHandler, SingularityMethod
 
@@ -80,6 +81,12 @@ class ControllerConfig:
     #: controller period (s): 0.002 for e-Series (500 Hz), 0.008 for CB3 (125 Hz)
     period_s: float = 0.002
     output_mode: OutputMode | str = OutputMode.TORQUE
+    #: hybrid-stage law: "operational_space" (Jamisola P2, eqs. (2)-(5)) or "projected"
+    #: (Aghili P5: the surface contact as a constraint on the tool, A = n^T J_v at the tip with
+    #: n = -tool z; PIDC for the motion in the constraint's tangent space, eqs. (45)-(48), and
+    #: constraint-force PI control along the normal, eqs. (51)-(52); torque output only; it
+    #: regulates the normal force only, other force-controlled axes are motion-controlled).
+    law: str = "operational_space"
     #: UR direct_torque adds the robot's own gravity compensation: subtract it from the command
     robot_adds_gravity: bool = True
     #: the model the robot itself uses for that gravity compensation (None: the nominal one)
@@ -105,12 +112,17 @@ class ControllerConfig:
     ki_force_m_s2_per_n_s: float | None = None
     #: loop gains of the force law: k_pf = force_loop_gain / lambda_n and
     #: k_if = force_loop_integral_gain_per_s / lambda_n each cycle, lambda_n = n^T Lambda n the
-    #: inertia along the force axis. Keep force_loop_gain well below 1: on a stiff surface the
-    #: force follows the command within a cycle, f_{k+1} ~ f_d + lambda_n k_pf (f_d - f_k),
-    #: which oscillates for a loop gain > 1 (seen at 0.5 m/s^2/N x 3.7 kg on the UR3).
-    force_loop_gain: float = 0.3
-    force_loop_integral_gain_per_s: float = 30.0
-    #: velocity damping along force-controlled axes (a practical addition to eq. (4))
+    #: inertia along the force axis, so the force command is F = f_d + gain (f_d - f) + ...
+    #: The defaults suit a tool with a compliant pad (P2's polishing tool; simulated: 3 kN/m,
+    #: sim/scene.CompliantPad): the loop then closes through the pad at ~80 rad/s, and the high
+    #: gain breaks the joints' static friction at a velocity reversal within < 1 N of force
+    #: error. Gains of 15 oscillate with the pad's own 40 Hz mode. On a STIFF tool and surface
+    #: the force follows the command within a cycle, f_{k+1} ~ f_d + gain (f_d - f_k), which
+    #: oscillates for a gain > 1: use force_loop_gain <= 0.3 and an integral gain of ~30 there.
+    force_loop_gain: float = 8.0
+    force_loop_integral_gain_per_s: float = 80.0
+    #: velocity damping along force-controlled axes (a practical addition to eq. (4)); the pad's
+    #: own damper, seen in the measured force and multiplied by the loop gain, damps the rest
     kv_force_per_s: float = 40.0
     kp_moment_rad_s2_per_nm: float = 100.0
     ki_moment_rad_s2_per_nm_s: float = 0.0
@@ -137,16 +149,18 @@ class ControllerConfig:
     friction_compensation_scale: float = 1.0
     #: smallest velocity over which the compensation's sgn/tanh terms may switch (rad/s).
     #: Compensating a friction whose sign flips faster than the loop can resolve (the
-    #: identified model's ~1e-3 rad/s) makes a limit cycle in contact, where the joints
+    #: identified model's ~1e-3 rad/s) risks a limit cycle in contact, where the joints
     #: nearly stand still; the friction left uncompensated below this speed is taken up
-    #: by the force integrator and the motion PD.
-    friction_compensation_velocity_rad_s: float = 0.05
+    #: by the force integrator and the motion PD. 0.01 rad/s (the UR3 model's Coulomb
+    #: velocity) is safe through a compliant pad; with a rigid tool on a stiff surface
+    #: 0.05 was needed.
+    friction_compensation_velocity_rad_s: float = 0.01
     #: which joint velocity the compensation is evaluated at: "measured", or "desired" (the
     #: motion target's twist mapped to the joints with the dynamically consistent inverse
     #: M^-1 J^T Lambda; smooth, so no chatter at reversals, but blind to motion the force
     #: loop makes), or "sum" (desired + measured minus their common part: desired where the
     #: target moves, measured along the force-controlled directions)
-    friction_velocity_source: str = "sum"
+    friction_velocity_source: str = "measured"
     # ---- sensorless force estimation -------------------------------------------------
     observer_gain_per_s: float = 60.0
     # ---- velocity output --------------------------------------------------------------
@@ -189,6 +203,10 @@ class ControllerConfig:
             raise ValueError("velocity_mode_admittance_mass_kg must be > 0")
         if self.friction_velocity_source not in ("measured", "desired", "sum"):
             raise ValueError("friction_velocity_source must be 'measured', 'desired' or 'sum'")
+        if self.law not in ("operational_space", "projected"):
+            raise ValueError(f"law must be 'operational_space' or 'projected', got {self.law!r}")
+        if self.law == "projected" and self.output_mode is not OutputMode.TORQUE:
+            raise ValueError("law='projected' needs output_mode='torque' (it computes joint torques)")
         if self.velocity_integration_base not in ("command", "measured"):
             raise ValueError("velocity_integration_base must be 'command' or 'measured'")
 
@@ -526,6 +544,7 @@ class OperationalSpaceController:
         if velocity_out:
             twist_cmd = osm.J @ (self._qd_cmd if self._qd_cmd_valid else qd_rad_s)
         omega_t = None
+        projected = cfg.law == "projected" and stage is ContactStage.HYBRID
         if stage is ContactStage.HYBRID:
             R6 = self._r6
             R6[:3, :3] = r_task
@@ -561,7 +580,10 @@ class OperationalSpaceController:
             f_star_o = A @ f_star
             ff_o = A @ (self._wrench_d_task * self._force_mask)
             # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
-            F[:] = lam @ (omega @ accel + f_star_o - osm.dJ_qd) + ff_o
+            if projected:
+                tau_projected = self._projected_torque(accel, err, lam, d, twist, qd_rad_s)
+            else:
+                F[:] = lam @ (omega @ accel + f_star_o - osm.dJ_qd) + ff_o
             if velocity_out or cfg.friction_velocity_source == "sum":
                 omega_t = np.subtract(self._eye6, omega, out=self._omega_t)
             if velocity_out:
@@ -582,10 +604,15 @@ class OperationalSpaceController:
 
         # ---- joint torque, P2 eq. (12): Gamma = J^T F + h + tau_friction ----
         gamma = c.joint_torque_nm
-        np.dot(osm.J.T, F, out=gamma)
         jtf = self._jtf
-        jtf[:] = gamma
-        gamma += osm.h
+        if projected:
+            # Aghili P5: the projected law's torque already holds h (P (M qdd_c + h) + ...)
+            gamma[:] = tau_projected
+            np.subtract(gamma, osm.h, out=jtf)
+        else:
+            np.dot(osm.J.T, F, out=gamma)
+            jtf[:] = gamma
+            gamma += osm.h
         if cfg.friction_compensation:
             source = cfg.friction_velocity_source
             if source == "measured":
@@ -627,6 +654,40 @@ class OperationalSpaceController:
             self._qd_cmd[:] = v
             self._qd_cmd_valid = True
         return c
+
+    def _projected_torque(self, accel: np.ndarray, err: np.ndarray, lam: np.ndarray, d: np.ndarray,
+                          twist: np.ndarray, qd_rad_s: np.ndarray) -> np.ndarray:
+        """Joint torque of the projected hybrid law (Aghili P5) for this HYBRID cycle.
+
+        The contact is the constraint n^T x_tip = const on the tool tip, n = -tool z (the
+        controller does not know the surface: it takes the normal along the tool axis it
+        presses with), so A = n^T J_v,tip (1 x n) and Adot qd = n^T (tip classical
+        acceleration at qdd = 0; the rotation of n itself is neglected). The motion
+        reference is the motion law's acceleration at the motion point mapped to the
+        joints with the dynamically consistent inverse M^-1 J^T Lambda (so the padded
+        Lambda of P2 still applies near a singularity), then projected onto the tangent
+        space (P5, eqs. (13), (16), PIDC eqs. (45)-(48)). The constraint force command is
+        a PI law on the normal force with the desired force fed forward and damping on the
+        tip's normal velocity (P5, eqs. (51)-(52)).
+        """
+        osm, cfg = self.osm, self.config
+        normal = -osm.tip_rotation[:, 2]
+        # tip linear Jacobian: v_T = v_O + omega x d = v_O - [d]x omega
+        jac = osm.J
+        jv_tip = jac[:3] + self._shift[3:, :3].T @ jac[3:]
+        a_row = normal @ jv_tip
+        omega = twist[3:]
+        a_bias = osm.dJ_qd[:3] + np.cross(osm.dJ_qd[3:], d) + np.cross(omega, np.cross(omega, d))
+        qdd_ref = osm.M_inv @ (jac.T @ (lam @ (accel - osm.dJ_qd)))
+        # inertia along the constraint normal, 1 / (A M^-1 A^T)
+        inertia_n = 1.0 / float(a_row @ (osm.M_inv @ a_row))
+        f_d = float(self._wrench_d_task[2])
+        v_n = float(a_row @ qd_rad_s)
+        force_cmd = (f_d + cfg.force_loop_gain * err[2] + cfg.force_loop_integral_gain_per_s * self._integral[2]
+                     + cfg.kv_force_per_s * inertia_n * v_n)
+        result = projected_hybrid_torque(osm.M, osm.h, a_row[None, :], np.array([normal @ a_bias]), qdd_ref,
+                                         force_cmd)
+        return result.torque_nm
 
     def _friction(self, qd: np.ndarray) -> np.ndarray:
         """Identified friction torque (Nm), P2 eq. (11) + offset, as dynamics/friction.friction_torque

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..io.model_file import DynamicModel
 from ..sim.plant import SimulatedUR
-from ..sim.scene import ContactModel, CurvedSurface, Scene, SinusoidalBaseMotion, Tool, polishing_scene
+from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, CurvedSurface, Scene,
+                         SinusoidalBaseMotion, Tool, polishing_scene)
 from ..sim.truth import nominal_truth
 from .contact import ContactStage
 from .controller import ControllerConfig, OperationalSpaceController, OutputMode, Payload
@@ -37,6 +38,10 @@ __all__ = [
     "run_singularity_crossing",
     "tool_payload",
 ]
+
+#: The polishing tool: 0.3 kg shaft, 10 cm long, ending in a 1 cm-radius ball pad on a
+#: 3 kN/m, 25 N s/m spring-damper (50 g); see sim/scene.CompliantPad.
+POLISHING_TOOL = Tool(pad=CompliantPad())
 
 #: a pose with the tool pointing down over the polishing surface
 START_Q_RAD = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])
@@ -165,6 +170,7 @@ def run_polishing(
     contact: ContactModel | None = None,
     align_with_surface: bool = False,
     contact_cone: str | None = None,
+    tool: Tool | None = None,
 ) -> PolishingResult:
     """The P2 polishing task on the MuJoCo UR3 (see the module docstring).
 
@@ -182,11 +188,11 @@ def run_polishing(
     mode = OutputMode(output_mode)
     if rate_hz is None:
         rate_hz = 500.0 if mode is OutputMode.TORQUE else 125.0
-    tool = Tool()
+    tool = POLISHING_TOOL if tool is None else tool
+    contact = POLISHING_PAD_CONTACT if contact is None else contact
     motion = SinusoidalBaseMotion() if base_motion else None
     scene = polishing_scene(tool=tool, base_motion=motion)
-    if contact is not None:
-        scene = Scene(tool=scene.tool, surface=scene.surface, contact=contact, base_motion=scene.base_motion)
+    scene = Scene(tool=scene.tool, surface=scene.surface, contact=contact, base_motion=scene.base_motion)
     # start with the tip start_height_m above the surface, tool pointing straight down
     import pinocchio as pin
 
@@ -315,6 +321,7 @@ def run_free_motion(
     rate_hz: float | None = None,
     noise: bool = True,
     config_overrides: dict | None = None,
+    tool: Tool | None = None,
 ) -> FreeMotionResult:
     """Track a horizontal circle (``radius_m``) at a speed that ramps to ``peak_speed_m_s``,
     tool pointing down, fixed orientation. Errors are the motion point's true pose errors."""
@@ -323,7 +330,7 @@ def run_free_motion(
     mode = OutputMode(output_mode)
     if rate_hz is None:
         rate_hz = 500.0 if mode is OutputMode.TORQUE else 125.0
-    tool = Tool()
+    tool = POLISHING_TOOL if tool is None else tool
     sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=START_Q_RAD,
                       scene=Scene(tool=tool), noise=noise)
     period = 1.0 / rate_hz
@@ -426,6 +433,8 @@ def run_singularity_crossing(
     noise: bool = True,
     config_overrides: dict | None = None,
     contact_cone: str | None = None,
+    tool: Tool | None = None,
+    contact: ContactModel | None = None,
 ) -> SingularityResult:
     """Press on a large spherical wall and slide along it so the wrist passes q5 = 0.
 
@@ -439,7 +448,8 @@ def run_singularity_crossing(
 
     truth = truth or nominal_truth("ur3")
     controller_model = controller_model or truth
-    tool = Tool()
+    tool = POLISHING_TOOL if tool is None else tool
+    contact = POLISHING_PAD_CONTACT if contact is None else contact
     robot = controller_model.robot_model()
     model, data = robot.model, robot.model.createData()
     tool_id = robot.tool_frame_id
@@ -489,7 +499,7 @@ def run_singularity_crossing(
     _, s_start, q_start = best
     s_end = s_start - np.sign(s_start) * travel_m  # through s = 0 (the singular pose) and beyond
     surface = CurvedSurface(kind="sphere", centre_m=tuple(centre), radius_m=radius)
-    scene = Scene(tool=tool, surface=surface, contact=ContactModel())
+    scene = Scene(tool=tool, surface=surface, contact=contact)
     # start 2 mm off the wall along its normal
     sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
                       scene=scene, noise=noise)

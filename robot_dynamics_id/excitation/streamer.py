@@ -92,7 +92,7 @@ class TrajectoryStreamer:
         # Begin the ramp-out so that tau reaches the end as the rate reaches 0: a quintic ramp
         # from rate 1 covers ramp_s / 2 of trajectory time.
         remaining = self.trajectory.duration_s - self._tau
-        if self.ramp_s > 0 and remaining <= self.ramp_s / 2:
+        if remaining <= self.ramp_s / 2:  # with ramp_s = 0: stop exactly at the end
             self._stopping_from = (now_s, min(rate, 1.0))
             return self._rate_at(now_s)
         return rate

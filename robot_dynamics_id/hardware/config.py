@@ -55,6 +55,10 @@ UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("sim_noise_seed", "integer", 0, "sim: seed of the measurement noise"),
     ParameterSpec("sim_initial_q_rad", "double_array", [0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0],
                   "sim: initial joint positions", "rad"),
+    ParameterSpec("sim_scene", "string", "none",
+                  "sim: none, or polishing (tool with ball tip, curved surface, F/T sensor at the flange)"),
+    ParameterSpec("sim_base_motion", "bool", False,
+                  "sim: move the arm's base slowly (a few cm, 0.1-0.2 Hz), like P2's mobile base"),
 )
 
 
@@ -80,6 +84,8 @@ class UrInterfaceConfig:
     sim_truth_seed: int | None
     sim_noise_seed: int
     sim_initial_q_rad: np.ndarray
+    sim_scene: str = "none"
+    sim_base_motion: bool = False
 
     @classmethod
     def from_parameters(cls, values: dict) -> UrInterfaceConfig:
@@ -158,6 +164,8 @@ class UrInterfaceConfig:
             sim_truth_seed=None if seed < 0 else seed,
             sim_noise_seed=int(p["sim_noise_seed"]),
             sim_initial_q_rad=np.zeros(n) if initial is None else np.array(initial),
+            sim_scene=check_choice("sim_scene", p["sim_scene"], ("none", "polishing")),
+            sim_base_motion=bool(p["sim_base_motion"]),
         )
 
     def make_guard(self) -> SafetyGuard:
@@ -169,7 +177,8 @@ class UrInterfaceConfig:
 
             return SimBackend(robot=self.robot_name,
                               rate_hz=self.rate_hz, truth_seed=self.sim_truth_seed,
-                              noise_seed=self.sim_noise_seed, initial_q_rad=self.sim_initial_q_rad)
+                              noise_seed=self.sim_noise_seed, initial_q_rad=self.sim_initial_q_rad,
+                              scene=self.sim_scene, base_motion=self.sim_base_motion)
         from .rtde_backend import RtdeBackend
 
         return RtdeBackend(robot_ip=self.robot_ip, rate_hz=self.rate_hz, supports_torque=self.supports_torque,

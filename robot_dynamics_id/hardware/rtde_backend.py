@@ -320,8 +320,7 @@ class RtdeBackend(RobotBackend):
         if proxy is not None:
             try:
                 if proxy.alive():
-                    proxy.send(_OP_SPEED_STOP, [2.0])
-                    proxy.send(_OP_STOP_SCRIPT)
+                    proxy.send(_OP_STOP_SCRIPT)  # ends the program: the controller stops the arm
             except BackendError:
                 pass
             proxy.close()

@@ -19,6 +19,8 @@ class SimBackend(RobotBackend):
         truth_seed: seed of the plant's perturbed "true" parameters (None: nominal).
         noise_seed: seed of the measurement noise.
         initial_q_rad: start configuration.
+        scene: "none" or "polishing" (tool, curved surface, F/T sensor: sim/scene.py).
+        base_motion: move the base slowly (polishing scene only).
     """
 
     supports_torque = True
@@ -31,10 +33,14 @@ class SimBackend(RobotBackend):
         truth_seed: int | None = None,
         noise_seed: int = 0,
         initial_q_rad: np.ndarray | None = None,
+        scene: str = "none",
+        base_motion: bool = False,
     ) -> None:
         self.rate_hz = float(rate_hz)
         self._options = dict(robot=robot, rate_hz=self.rate_hz, truth_seed=truth_seed,
                              noise_seed=noise_seed, initial_q_rad=initial_q_rad)
+        self._scene = scene
+        self._base_motion = base_motion
         self.plant = None
         self._connected = False
 
@@ -42,7 +48,12 @@ class SimBackend(RobotBackend):
         if self.plant is None:
             from ..sim.plant import SimulatedUR  # MuJoCo is imported only when a simulation is used
 
-            self.plant = SimulatedUR(**self._options)
+            scene = None
+            if self._scene == "polishing":
+                from ..sim.scene import SinusoidalBaseMotion, Tool, polishing_scene
+
+                scene = polishing_scene(tool=Tool(), base_motion=SinusoidalBaseMotion() if self._base_motion else None)
+            self.plant = SimulatedUR(scene=scene, **self._options)
             self.n_joints = self.plant.n_joints
         self._connected = True
 

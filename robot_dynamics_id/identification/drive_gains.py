@@ -34,7 +34,8 @@ from ..robots.model import RobotModel
 from .estimators import weighted_least_squares
 from .preprocessing import PreprocessedData, parallel_friction_columns
 
-__all__ = ["DriveGainEstimate", "identify_drive_gains", "payload_standard_parameters", "payload_torque"]
+__all__ = ["DriveGainEstimate", "identify_drive_gains", "identify_drive_gains_from_recordings",
+           "payload_standard_parameters", "payload_torque"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,14 @@ class DriveGainEstimate:
     base_parameters: np.ndarray
     base_std: np.ndarray
     residual_rms_a: np.ndarray
+    #: Stribeck velocities (rad/s) the friction columns used, and the low-pass cut-off of both recordings
+    stribeck_velocity_rad_s: np.ndarray | None = None
+    cutoff_hz: float | None = None
+
+    @property
+    def relative_std(self) -> np.ndarray:
+        """Standard deviation of each gain relative to the gain."""
+        return self.gains_std_nm_per_a / self.gains_nm_per_a
 
 
 def payload_standard_parameters(robot: RobotModel, mass_kg: float, com_in_tool_m, inertia_about_com_kgm2=None,
@@ -161,3 +170,49 @@ def _global(regressors, currents, payload_torques, base_map: BaseParameterMap, n
                          "flange axis, use a heavier payload)")
     return DriveGainEstimate(gains_nm_per_a=gains, gains_std_nm_per_a=est.std[:n], base_parameters=est.parameters[n:],
                              base_std=est.std[n:], residual_rms_a=est.residual_rms_nm / np.maximum(gains, 1e-9))
+
+
+def identify_drive_gains_from_recordings(
+    robot: RobotModel | str,
+    without_payload,
+    with_payload,
+    *,
+    payload_mass_kg: float,
+    payload_com_m,
+    payload_inertia_about_com_kgm2=None,
+    options=None,
+    method: str = "per_joint",
+) -> DriveGainEstimate:
+    """Drive gains from two recordings with motor currents (``current_a``, A) of the same excitation:
+    without and with a known payload at the flange (mass, CoM and inertia in the tool0 frame).
+
+    The recordings are preprocessed alike (the cut-off found on the first one), each joint's Stribeck
+    velocity is searched on the first one (it is independent of the gain: currents and torques differ
+    by a factor per joint), then :func:`identify_drive_gains` solves for the gains.
+
+    The base joint carries no payload *gravity* torque (its axis is vertical); its gain is seen only
+    through the payload's inertia torque (m r^2 qdd_1 and Coriolis terms), so the excitation must
+    accelerate joint 1 with the payload away from the base axis. ``options``: an
+    :class:`~robot_dynamics_id.identification.pipeline.IdentificationOptions` (preprocessing, friction).
+    """
+    from dataclasses import replace
+
+    from ..dynamics.base_parameters import compute_base_parameters
+    from ..robots.model import load_robot
+    from .pipeline import IdentificationOptions, identify, prepare
+
+    rm = robot if isinstance(robot, RobotModel) else load_robot(robot)
+    n = rm.n_joints
+    base = options or IdentificationOptions()
+    # Currents as the "torque" (unit gains): the gain-free search of the Stribeck velocities.
+    in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n),
+                      progress=False)
+    first = identify(without_payload, rm, in_amps)
+    second_options = replace(in_amps, preprocessing=replace(in_amps.preprocessing, cutoff_hz=first.data.cutoff_hz))
+    second = prepare(with_payload, rm, second_options)
+    payload = payload_standard_parameters(rm, payload_mass_kg, payload_com_m, payload_inertia_about_com_kgm2)
+    base_map = compute_base_parameters(rm, friction=base.friction, rotor=base.rotor)
+    estimate = identify_drive_gains(rm, base_map, first.data, second, payload,
+                                    stribeck_velocity_rad_s=first.stribeck_velocity_rad_s,
+                                    coulomb_velocity_rad_s=base.coulomb_velocity_rad_s, method=method)
+    return replace(estimate, stribeck_velocity_rad_s=first.stribeck_velocity_rad_s, cutoff_hz=first.data.cutoff_hz)

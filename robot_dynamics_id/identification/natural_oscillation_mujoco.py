@@ -52,16 +52,19 @@ from .natural_oscillation_ur3 import (
 
 __all__ = [
     "FrictionCompensatedModel",
+    "active_joint_friction",
     "MujocoIdentification",
     "MujocoVerticalPlaneArm",
     "default_mujoco_experiment",
     "identify_mujoco_ur3",
+    "mujoco_report",
+    "regressor_first_moments",
     "mujoco_truth",
     "vertical_plane_truth_first_moments",
 ]
 
 #: PD hold of the base and wrist joints: N m/rad and N m s/rad per joint (base, w1, w2, w3).
-DEFAULT_HOLD_GAINS = ((200.0, 6.0), (60.0, 1.5), (40.0, 1.0), (40.0, 1.0))
+DEFAULT_HOLD_GAINS = ((200.0, 6.0), (60.0, 1.5), (20.0, 0.3), (10.0, 0.15))
 
 
 def mujoco_truth(seed: int = 1, *, friction: bool = True, friction_scale: float = 1.0,
@@ -212,19 +215,24 @@ class FrictionCompensatedModel:
         return self.inner.oscillation_coordinates(q)
 
 
-def _active_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
+def active_joint_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
+    """The friction parameters of the joints ``active`` only (for :class:`FrictionCompensatedModel`)."""
     return FrictionParameters(*(np.asarray(getattr(friction, f.name), float)[active]
                                 for f in dataclasses.fields(FrictionParameters)))
 
 
-def default_mujoco_experiment(arm: MujocoVerticalPlaneArm, *, push_rad_s: float = 0.05,
-                              max_excursion_rad: float = 0.5, window_steps: int = 6000,
-                              stop_after_periods: int = 2) -> PushExperiment:
-    """Upright, a push on the elbow, the controller's gravity subtracted (it is added back by direct_torque)."""
+def default_mujoco_experiment(arm, *, push_rad_s: float = 0.05, max_excursion_rad: float = 0.5,
+                              window_steps: int = 6000, stop_after_periods: int = 2,
+                              gravity_compensation=None) -> PushExperiment:
+    """Upright, a push on the elbow, the controller's gravity subtracted (it is added back by direct_torque).
+
+    ``arm`` has ``upright_q_rad`` and ``active``; ``gravity_compensation`` defaults to
+    ``arm.controller_gravity_nm`` (:class:`MujocoVerticalPlaneArm`).
+    """
     up = arm.upright_q_rad[arm.active]
     return PushExperiment(up, np.array([0.0, push_rad_s]), window_steps=window_steps,
                           max_excursion_rad=max_excursion_rad, stop_after_periods=stop_after_periods,
-                          plant_gravity_compensation=arm.controller_gravity_nm)
+                          plant_gravity_compensation=gravity_compensation or arm.controller_gravity_nm)
 
 
 @dataclass
@@ -283,7 +291,7 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
     nominal_reduced = reduced_vertical_plane_model(prior.robot_model().model, up)
     model = VerticalPlaneGravityModel(nominal_reduced, up[arm.active])
     law = model if friction_compensation is None else FrictionCompensatedModel(
-        model, _active_friction(friction_compensation, arm.active))
+        model, active_joint_friction(friction_compensation, arm.active))
     experiment = default_mujoco_experiment(arm, push_rad_s=push_rad_s, max_excursion_rad=max_excursion_rad)
     if subtracted_gravity_model is not None:
         believed = subtracted_gravity_model.robot_model().model
@@ -313,3 +321,62 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
         result = VerticalPlaneIdentification(result.first_moments_kgm, result.factors, result.n_trials + n_coarse)
     return MujocoIdentification(result, vertical_plane_truth_first_moments(truth, up), model.first_moments_kgm.copy(),
                                 arm.simulated_time_s, arm.max_hold_error_rad)
+
+
+def regressor_first_moments(truth: DynamicModel, *, duration_s: float = 60.0, seed: int = 0,
+                            known_drive_gains: bool = True) -> tuple[np.ndarray, float]:
+    """The same lumped quantities from the regressor identifier (pipeline.identify) on a simulated
+    PRBS excitation (seeds.md P3) of the same MuJoCo plant; returns (MX2, MY2, MX3, MY3) and the
+    experiment's duration in s. ``known_drive_gains=False`` converts currents with the nominal gains
+    (config/ur3.yaml), as on an arm whose gains were not identified."""
+    from ..sim.experiment import paper_prbs_excitation, run_experiment
+    from .pipeline import identify
+
+    trajectory = paper_prbs_excitation(truth.robot, duration_s=duration_s, seed=seed)
+    experiment = run_experiment(trajectory, truth=truth, configured_drive_gains_nm_per_a=(
+        truth.drive_gains_nm_per_a if known_drive_gains else None))
+    result = identify(experiment.recording, truth.robot)
+    t = np.asarray(experiment.recording.time_s, float)
+    return vertical_plane_truth_first_moments(result.model), float(t[-1] - t[0])
+
+
+def mujoco_report(*, seed: int = 1, with_friction_cases: bool = True, with_regressor: bool = True
+                  ) -> tuple[list[str], dict]:
+    """P1 on the MuJoCo UR3 in torque mode: frictionless, with friction (raw / compensated), vs the regressor."""
+    from ..sim.truth import nominal_friction
+
+    def pct(p: np.ndarray, t: np.ndarray) -> np.ndarray:
+        return 100 * (p - t) / np.abs(t[[0, 0, 2, 2]])
+
+    lines = [f"UR3, MuJoCo plant in direct_torque (controller adds its nominal gravity), truth make_truth(seed {seed}),"
+             " 500 Hz, base + wrist PD-held; errors of (MX2, MY2, MX3, MY3) in % of |MX| of the group:"]
+    nums: dict = {}
+    cases = [("no friction", mujoco_truth(seed, friction=False), {})]
+    if with_friction_cases:
+        with_friction = mujoco_truth(seed)
+        cases += [("plant friction, P1 law (no compensation)", with_friction, {}),
+                  ("plant friction, true friction fed forward", with_friction,
+                   {"friction_compensation": with_friction.friction}),
+                  ("plant friction, nominal friction fed forward", with_friction,
+                   {"friction_compensation": nominal_friction("ur3")})]
+    for label, truth, kw in cases:
+        try:
+            r = identify_mujoco_ur3(truth, **kw)
+            e = r.error_percent_of_group
+            nums[label] = {"error_percent": e.tolist(), "trials": r.identification.n_trials,
+                           "simulated_s": r.simulated_time_s}
+            lines.append(f"  {label}: {np.round(e, 2).tolist()}  ({r.identification.n_trials} trials, "
+                         f"{r.simulated_time_s:.0f} s of trials)")
+        except ValueError as exc:
+            nums[label] = None
+            lines.append(f"  {label}: no fall boundary found ({exc})")
+    if with_regressor:
+        truth = mujoco_truth(seed, friction=False)
+        tp = vertical_plane_truth_first_moments(truth)
+        for known in (True, False):
+            est, duration = regressor_first_moments(truth, known_drive_gains=known)
+            e = pct(est, tp)
+            label = f"regressor, PRBS excitation, drive gains {'known' if known else 'nominal (unidentified)'}"
+            nums[label] = {"error_percent": e.tolist(), "experiment_s": duration}
+            lines.append(f"  {label}: {np.round(e, 2).tolist()}  ({duration:.0f} s experiment)")
+    return lines, nums

@@ -23,7 +23,9 @@ Bodies and names used by :mod:`robot_dynamics_id.sim.plant`:
   its origin site ``ft_site`` (= tool0) carries the force/torque sensors ``ft_force``
   and ``ft_torque``;
 * ``flange`` — a site at tool0 on the last link;
-* ``surface`` — the optional rigid contact geom in the world, ``tool_tip`` the tool's ball.
+* ``surface`` — the optional rigid contact geom in the world, ``tool_tip`` the tool's ball
+  (with a compliant pad: in body ``tool_pad`` on slide joint ``tool_pad_slide``, after the
+  arm joints in qpos/qvel).
 """
 
 from __future__ import annotations
@@ -75,8 +77,13 @@ def _inertial_xml(mass_kg: float, com_m: np.ndarray, inertia_kgm2: np.ndarray, i
     return f'{indent}<inertial pos="{_f(com_m)}" mass="{float(mass_kg):.17g}" fullinertia="{_f(full)}"/>'
 
 
-def _end_effector_inertial(payload_kg: float, payload_com_m: np.ndarray, scene: Scene | None):
-    """Combined rigid inertial (mass, CoM, inertia about CoM in the tool0 frame) of payload + tool."""
+def _end_effector_inertial(payload_kg: float, payload_com_m: np.ndarray, scene: Scene | None, *,
+                           rigid_only: bool = False):
+    """Combined inertial (mass, CoM, inertia about CoM in the tool0 frame) of payload + tool.
+
+    ``rigid_only``: leave out a compliant pad (it is its own body in the MJCF); by default the
+    whole tool with its pad at rest, i.e. what the F/T sensor's weight compensation and the
+    controller's payload use."""
     parts = []
     if payload_kg > 0:
         # A payload is a point-like mass: give it the inertia of a 2 cm solid sphere so
@@ -84,7 +91,7 @@ def _end_effector_inertial(payload_kg: float, payload_com_m: np.ndarray, scene: 
         r = 0.02
         parts.append((payload_kg, np.asarray(payload_com_m, float), np.eye(3) * 0.4 * payload_kg * r * r))
     if scene is not None and scene.tool is not None:
-        parts.append(scene.tool.inertial())
+        parts.append(scene.tool.rigid_inertial() if rigid_only else scene.tool.inertial())
     mass = sum(p[0] for p in parts)
     if mass <= 0:
         return None
@@ -128,12 +135,14 @@ def build_mjcf(
     if tool_frame.parentJoint != n:
         raise ValueError(f"frame {robot_model.tool_frame!r} must be attached to the last joint")
 
+    # friction cone: a model-wide option, chosen by the scene's contact model
+    cone = scene.contact.cone if scene is not None else "pyramidal"
     lines = [
         f'<mujoco model="{robot_model.name}_sim">',
         '  <compiler angle="radian" autolimits="true"/>',
         # Euler integrates dof damping implicitly: plant.py uses that for the stiff
         # (regularised) static/Coulomb friction slope near zero velocity.
-        f'  <option timestep="{timestep_s:.17g}" integrator="Euler" gravity="0 0 -9.81"/>',
+        f'  <option timestep="{timestep_s:.17g}" integrator="Euler" gravity="0 0 -9.81" cone="{cone}"/>',
         "  <worldbody>",
     ]
     if scene is not None and scene.surface is not None:
@@ -164,7 +173,7 @@ def build_mjcf(
     lines.append(f'{indent}<site name="flange" pos="{pos}" quat="{quat}" size="0.005"/>')
     lines.append(f'{indent}<body name="end_effector" pos="{pos}" quat="{quat}">')
     inner = indent + "  "
-    ee = _end_effector_inertial(float(payload_kg), np.asarray(payload_com_m, float), scene)
+    ee = _end_effector_inertial(float(payload_kg), np.asarray(payload_com_m, float), scene, rigid_only=True)
     if ee is not None:
         lines.append(_inertial_xml(ee[0], ee[1], ee[2], inner))
     lines.append(f'{inner}<site name="ft_site" pos="0 0 0" size="0.005"/>')

@@ -7,6 +7,10 @@ told the surface's shape; it only sees the F/T sensor and the joint data.
 * :class:`Tool` — a cylinder of ``length_m`` along tool0 z ending in a ball of
   ``tip_radius_m`` (the ball's centre is at ``length_m`` on the z axis, so the tip
   point is at ``length_m + tip_radius_m``). The F/T sensor sits between flange and tool.
+  With a :class:`CompliantPad` (``Tool(pad=CompliantPad())``) the ball is a polishing pad
+  on a prismatic spring-damper along tool0 z (seeds.md P2: motion is controlled at the
+  stiff sensor frame, force at the compliant tool tip): a real pad's foam compliance,
+  a few kN/m, in series with the surface contact.
 * :class:`CurvedSurface` — a rigid convex surface fixed in the world: a large
   horizontal cylinder section (``kind="cylinder"``: a capsule whose axis is
   ``axis``; the ends lie far away) or a spherical bump (``kind="sphere"``), or a
@@ -20,6 +24,11 @@ told the surface's shape; it only sees the F/T sensor and the joint data.
   500 Hz and at 125 Hz (no chatter), and a 3 mm fall onto the surface under 10 N
   peaks at ~25 N. A near-rigid setting (direct solref (-2e5, -1500), impedance
   0.99: < 1 µm at 10 N) gave impact peaks up to ~600 N, so it is not the default.
+  ``cone`` selects MuJoCo's friction cone (``"pyramidal"``, MuJoCo's default, or
+  ``"elliptic"``: no pyramid-edge coupling of normal and friction forces while sliding).
+  :data:`POLISHING_PAD_CONTACT` is the setting of the polishing task (pad on a painted
+  panel with polishing compound): elliptic cone, friction 0.15, a contact stiff compared
+  with the pad.
 * :class:`SinusoidalBaseMotion` — a slow kinematic base displacement (a few cm at
   0.1–0.3 Hz, like the person pushing the mobile base in P2); any callable
   ``t_s -> (3,) displacement_m`` works as ``Scene.base_motion``.
@@ -32,7 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ContactModel", "CurvedSurface", "Scene", "SinusoidalBaseMotion", "Tool", "polishing_scene"]
+__all__ = ["POLISHING_PAD_CONTACT", "CompliantPad", "ContactModel", "CurvedSurface", "Scene", "SinusoidalBaseMotion",
+           "Tool", "polishing_scene"]
 
 
 def _f(values) -> str:
@@ -49,10 +59,14 @@ class ContactModel:
     solimp: tuple[float, ...] = (0.9, 0.95, 0.001, 0.5, 2.0)
     #: sliding friction coefficient between tool tip and surface (a polishing pad on paint)
     sliding_friction: float = 0.3
+    #: MuJoCo friction cone: "pyramidal" (MuJoCo's default) or "elliptic" (a model-wide option)
+    cone: str = "pyramidal"
 
     def __post_init__(self) -> None:
         if self.solref_timeconst_s <= 0 or self.solref_dampratio <= 0:
             raise ValueError("contact solref time constant and damping ratio must be > 0")
+        if self.cone not in ("pyramidal", "elliptic"):
+            raise ValueError(f"contact cone must be 'pyramidal' or 'elliptic', got {self.cone!r}")
         if self.sliding_friction < 0:
             raise ValueError("sliding_friction must be >= 0")
         if len(self.solimp) != 5 or not all(0 < v < 1 for v in self.solimp[:2]):
@@ -65,14 +79,52 @@ class ContactModel:
                 'condim="3"')
 
 
+#: The polishing task's contact (pad on a painted panel with compound): elliptic friction cone,
+#: friction 0.15, and a contact time constant of 4 ms. MuJoCo's soft contact is mass-normalised:
+#: on the 0.05 kg pad this is about 30 kN/m (10 N: ~0.3 mm), ten times stiffer than the pad.
+POLISHING_PAD_CONTACT = ContactModel(solref_timeconst_s=0.004, solref_dampratio=1.0, sliding_friction=0.15,
+                                     cone="elliptic")
+
+
+@dataclass(frozen=True)
+class CompliantPad:
+    """A polishing pad: the tool's ball tip on a prismatic spring-damper along tool0 z.
+
+    The pad body (``mass_kg``, the ball of the tool) slides along the tool axis against a
+    linear spring ``stiffness_n_per_m`` and damper ``damping_n_s_per_m`` (foam: a few kN/m,
+    lossy), from its rest position (the rigid tool's ball position) up to ``travel_m`` of
+    compression (then a hard stop). 10 N compresses the default pad 3.3 mm. The F/T sensor
+    (between flange and tool) reads the spring + damper force plus the pad's inertia.
+    """
+
+    stiffness_n_per_m: float = 3000.0
+    damping_n_s_per_m: float = 25.0
+    mass_kg: float = 0.05
+    travel_m: float = 0.015
+
+    def __post_init__(self) -> None:
+        if self.stiffness_n_per_m <= 0 or self.damping_n_s_per_m < 0 or self.mass_kg <= 0 or self.travel_m <= 0:
+            raise ValueError("pad stiffness, mass and travel must be > 0 and damping >= 0")
+
+    def describe(self) -> str:
+        """One line with the pad's parameters (for benchmark output)."""
+        return (f"compliant pad k = {self.stiffness_n_per_m:.0f} N/m, c = {self.damping_n_s_per_m:.0f} N s/m, "
+                f"m = {self.mass_kg * 1e3:.0f} g, travel {self.travel_m * 1e3:.0f} mm")
+
+
 @dataclass(frozen=True)
 class Tool:
-    """A rigid tool at the flange: a shaft along tool0 z with a ball tip; mass spread over the shaft."""
+    """A tool at the flange: a shaft along tool0 z with a ball tip; mass spread over the shaft.
+
+    Rigid by default; with ``pad`` the ball is a compliant pad (:class:`CompliantPad`) whose
+    mass comes on top of ``mass_kg`` (the shaft).
+    """
 
     length_m: float = 0.10
     tip_radius_m: float = 0.01
     shaft_radius_m: float = 0.015
     mass_kg: float = 0.3
+    pad: CompliantPad | None = None
 
     def __post_init__(self) -> None:
         if self.length_m <= 0 or self.tip_radius_m <= 0 or self.shaft_radius_m <= 0 or self.mass_kg <= 0:
@@ -88,19 +140,53 @@ class Tool:
         """The outermost point of the ball along tool0 z (the nominal TCP), m."""
         return np.array([0.0, 0.0, self.length_m + self.tip_radius_m])
 
-    def inertial(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """(mass, CoM in tool0, inertia about the CoM): a solid cylinder from the flange to the ball."""
+    def rigid_inertial(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(mass, CoM in tool0, inertia about the CoM) of the part welded to the flange: a solid
+        cylinder from the flange to the ball (the ball itself when there is no pad)."""
         m, r, h = self.mass_kg, self.shaft_radius_m, self.length_m
         transverse = m * (3 * r * r + h * h) / 12.0
         return m, np.array([0.0, 0.0, h / 2]), np.diag([transverse, transverse, m * r * r / 2])
 
+    def inertial(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(mass, CoM in tool0, inertia about the CoM) of the whole tool, the pad at rest
+        (what a user enters as the payload)."""
+        m, c, i = self.rigid_inertial()
+        if self.pad is None:
+            return m, c, i
+        mp = self.pad.mass_kg
+        cp = self.tip_centre_tool0_m
+        ip = np.eye(3) * 0.4 * mp * self.tip_radius_m**2
+        mass = m + mp
+        com = (m * c + mp * cp) / mass
+        inertia = np.zeros((3, 3))
+        for mk, ck, ik in ((m, c, i), (mp, cp, ip)):
+            d = ck - com
+            inertia += ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+        return mass, com, inertia
+
     def geoms_xml(self, contact: ContactModel) -> list[str]:
+        """MJCF lines inside the end-effector body (tool0 frame): the shaft, and the ball, which
+        with a pad sits in its own body ``tool_pad`` on the slide joint ``tool_pad_slide``."""
         # The shaft is visual/inertial only (contype 0) so only the ball touches the surface.
+        shaft = (f'<geom name="tool_shaft" type="cylinder" fromto="0 0 0 0 0 {self.length_m:.17g}" '
+                 f'size="{self.shaft_radius_m:.17g}" contype="0" conaffinity="0" mass="0"/>')
+        ball = (f'size="{self.tip_radius_m:.17g}" contype="1" conaffinity="1" mass="0" {contact.attributes()}/>')
+        if self.pad is None:
+            return [shaft, f'<geom name="tool_tip" type="sphere" pos="{_f(self.tip_centre_tool0_m)}" ' + ball]
+        pad = self.pad
+        inertia = 0.4 * pad.mass_kg * self.tip_radius_m**2
+        # Slide joint along tool0 z: q < 0 compresses the pad (towards the flange); a hard stop
+        # at travel_m of compression and 1 mm of extension. Spring and damper are the joint's own
+        # (MuJoCo integrates the damping implicitly with the Euler integrator).
         return [
-            f'<geom name="tool_shaft" type="cylinder" fromto="0 0 0 0 0 {self.length_m:.17g}" '
-            f'size="{self.shaft_radius_m:.17g}" contype="0" conaffinity="0" mass="0"/>',
-            f'<geom name="tool_tip" type="sphere" pos="{_f(self.tip_centre_tool0_m)}" '
-            f'size="{self.tip_radius_m:.17g}" contype="1" conaffinity="1" mass="0" {contact.attributes()}/>',
+            shaft,
+            f'<body name="tool_pad" pos="{_f(self.tip_centre_tool0_m)}">',
+            f'  <inertial pos="0 0 0" mass="{pad.mass_kg:.17g}" diaginertia="{_f([inertia] * 3)}"/>',
+            f'  <joint name="tool_pad_slide" type="slide" axis="0 0 1" range="{-pad.travel_m:.17g} 0.001" '
+            f'limited="true" stiffness="{pad.stiffness_n_per_m:.17g}" springref="0" '
+            f'damping="{pad.damping_n_s_per_m:.17g}" armature="0"/>',
+            '  <geom name="tool_tip" type="sphere" pos="0 0 0" ' + ball,
+            '</body>',
         ]
 
 

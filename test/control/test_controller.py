@@ -112,3 +112,34 @@ def test_sensorless_mode_needs_currents(model):
         ctl.step(Q, np.zeros(6), 0.0)
     cmd = ctl.step(Q, np.zeros(6), 0.0, current_a=np.zeros(6))
     assert np.all(np.isfinite(cmd.torque_nm))
+
+
+def test_law_option_is_validated(model):
+    with pytest.raises(ValueError, match="law must be"):
+        ControllerConfig(law="impedance")
+    with pytest.raises(ValueError, match="needs output_mode='torque'"):
+        ControllerConfig(law="projected", output_mode="velocity")
+
+
+def test_projected_and_operational_space_laws_agree_at_rest_on_target(model):
+    # At rest, on the motion target, pressing exactly f_d: both laws command gravity plus the
+    # torque that presses f_d along tool z at the tip (P2 eq. (2) feed-forward; P5 eq. (52)).
+    torques = []
+    for law in ("operational_space", "projected"):
+        ctl = _controller(model, law=law, friction_compensation=False, robot_adds_gravity=False,
+                          min_impact_duration_s=0.0)
+        ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+        ctl.set_force_target(10.0)
+        ctl.start_approach(0.0)
+        z = ctl.osm.tip_rotation[:, 2]
+        ctl.step(Q, np.zeros(6), 0.002, wrench_base=np.r_[-12.0 * z, 0, 0, 0])  # impact
+        # the sensor reads the environment's wrench, moment about the flange (tool0 = motion point)
+        tip_lever = ctl.osm.tip_position_m - ctl.osm.position_m
+        w_env = np.r_[-10.0 * z, np.cross(tip_lever, -10.0 * z)]
+        cmd = ctl.step(Q, np.zeros(6), 0.004, wrench_base=w_env)
+        assert cmd.stage is ContactStage.HYBRID
+        torques.append(cmd.torque_nm.copy())
+    np.testing.assert_allclose(torques[1], torques[0], atol=1e-6)
+    jac_tip = ctl.osm.jacobian_at_tip()
+    g = pin.computeGeneralizedGravity(ctl.osm.model, ctl.osm.model.createData(), Q)
+    np.testing.assert_allclose(torques[0], g + jac_tip[:3].T @ (10.0 * z), atol=1e-6)

@@ -1,4 +1,8 @@
-"""Short runs of the simulated tasks on the MuJoCo UR3 (full runs: benchmarks/bench_polishing.py)."""
+"""Short runs of the simulated tasks on the MuJoCo UR3 (full runs: benchmarks/bench_polishing.py).
+
+The polishing scene is the padded tool of P2 (sim/scene.CompliantPad, 3 kN/m) on a curved
+surface the controller does not know, friction 0.15, elliptic cone.
+"""
 
 import numpy as np
 
@@ -6,27 +10,34 @@ from robot_dynamics_id.control.contact import ContactStage
 from robot_dynamics_id.control.polishing import run_free_motion, run_polishing
 
 
-def test_polishing_goes_through_the_three_stages_and_holds_the_force():
-    r = run_polishing(tracking_duration_s=0.3, base_motion=False, settle_s=0.5)
+def test_polishing_goes_through_the_three_stages_and_holds_the_force_while_sliding():
+    r = run_polishing(tracking_duration_s=1.0, base_motion=True, settle_s=0.5, start_height_m=0.01)
     stages = [e.to_stage for e in r.events]
     assert stages == [ContactStage.APPROACH, ContactStage.IMPACT, ContactStage.HYBRID]
     impact = r.events[1]
     assert impact.normal_force_n > 10.0
-    # holding 10 N at rest after the impact settled: true contact force within 1.5 N
-    hold = r.settled & (r.time_s < r.tracking_start_s + 0.3)
-    assert hold.sum() > 100
-    error = np.abs(r.normal_force_true_n[hold] - 10.0)
-    assert error.max() < 1.5, error.max()
+    # after the impact settled, sliding along the sinusoid on the moving base: within 1 N (issue 5)
+    assert r.settled.sum() > 400
+    assert r.max_force_error_n < 1.0, r.max_force_error_n
+    assert r.max_path_error_m < 5e-3
+
+
+def test_projected_law_holds_the_force_too():
+    r = run_polishing(tracking_duration_s=0.5, base_motion=True, settle_s=0.3, start_height_m=0.01,
+                      config_overrides={"law": "projected"})
+    assert r.events[-1].to_stage is ContactStage.HYBRID
+    assert r.max_force_error_n < 1.0, r.max_force_error_n
 
 
 def test_velocity_output_presses_with_the_desired_mean_force():
-    r = run_polishing(output_mode="velocity", tracking_duration_s=0.2, base_motion=False, settle_s=0.5)
+    r = run_polishing(output_mode="velocity", tracking_duration_s=0.5, base_motion=False, settle_s=0.5)
     assert r.events[-1].to_stage is ContactStage.HYBRID
     hold = r.settled
-    assert abs(np.mean(r.normal_force_true_n[hold]) - 10.0) < 1.0
+    assert abs(np.mean(r.normal_force_true_n[hold]) - 10.0) < 0.5
+    assert r.max_force_error_n < 1.5
 
 
 def test_free_motion_tracks_a_fast_circle_within_5_mm():
-    fm = run_free_motion(peak_speed_m_s=0.4, duration_s=2.0)
+    fm = run_free_motion(peak_speed_m_s=0.5, duration_s=2.0)
     assert fm.max_position_error_m < 5e-3
-    assert fm.max_orientation_error_deg < 1.0
+    assert fm.max_orientation_error_deg < 0.5

@@ -72,3 +72,12 @@ def test_position_feedback_pulls_a_lagging_arm_back_to_the_plan():
         q = q + 0.9 * out.velocity_rad_s * 0.002  # a servo that only reaches 90 % of the command
         t += 0.002
     assert out.position_error_rad < 0.01
+
+
+def test_without_ramps_the_stream_ends_exactly_at_the_end():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.0)
+    q, _, last = _play(streamer, traj.start_position_rad)
+    assert last.phase == "done"
+    assert last.fraction == 1.0
+    np.testing.assert_allclose(q, traj.end_position_rad, atol=2e-3)

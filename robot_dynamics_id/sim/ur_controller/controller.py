@@ -33,6 +33,7 @@ import collections
 import logging
 import math
 import os
+import select
 import socket
 import struct
 import threading
@@ -91,11 +92,14 @@ class _RtdeClient:
     output_getters: list[list] = field(default_factory=list)
     output_divisors: list[int] = field(default_factory=list)
     inputs: dict[int, rp.Recipe] = field(default_factory=dict)
+    input_layouts: dict[int, list] = field(default_factory=dict)
     next_input_id: int = 1
     started: bool = False
     pending: bytearray = field(default_factory=bytearray)
     send_lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+    buffer: bytearray = field(default_factory=bytearray)
     packages_received: int = 0
     packages_sent: int = 0
 
@@ -123,6 +127,8 @@ class StandInController:
         protective_stop_unlock_delay_s: seconds before ``unlock protective stop`` works
             (default: the personality's, 5 s like PolyScope).
         script_start_delay_s: time from a program's upload to its first cycle.
+        realtime_priority: run the control loop thread SCHED_FIFO at this priority (1-99) when
+            permitted (Linux, root or CAP_SYS_NICE); None: normal scheduling.
     """
 
     def __init__(
@@ -142,6 +148,7 @@ class StandInController:
         protective_stop_unlock_delay_s: float | None = None,
         script_start_delay_s: float = 0.05,
         allow_non_loopback: bool = False,
+        realtime_priority: int | None = None,
     ) -> None:
         self.personality = personality if isinstance(personality, Personality) else get_personality(personality)
         self.host = check_loopback(host, allow_non_loopback)
@@ -158,6 +165,7 @@ class StandInController:
         if self.unlock_delay_s < 0 or script_start_delay_s < 0:
             raise ValueError("protective_stop_unlock_delay_s and script_start_delay_s must be >= 0")
         self.script_start_delay_s = float(script_start_delay_s)
+        self.realtime_priority = realtime_priority
         self.rate_hz = self.personality.rate_hz
         self.period_s = 1.0 / self.rate_hz
 
@@ -186,6 +194,9 @@ class StandInController:
         self.ticks = 0
         self.late_ticks = 0
         self.max_lateness_s = 0.0
+        #: time spent computing ticks (physics, script, outputs), for the load report
+        self.work_time_total_s = 0.0
+        self.max_work_time_s = 0.0
         self._snap = _Snapshot()
         self._listeners: dict[str, Listener] = {}
         self._thread: threading.Thread | None = None
@@ -245,6 +256,8 @@ class StandInController:
         if self._thread is not None:
             self._thread.join(2.0)
             self._thread = None
+        for client in list(self._rtde_clients):
+            self._close_rtde(client, "controller stopped")
         self._close_listeners()
 
     def _close_listeners(self) -> None:
@@ -392,6 +405,8 @@ class StandInController:
                 "ticks": self.ticks,
                 "late_ticks": self.late_ticks,
                 "max_lateness_s": self.max_lateness_s,
+                "mean_work_time_s": self.work_time_total_s / max(1, self.ticks),
+                "max_work_time_s": self.max_work_time_s,
                 "rejections": self.rejections,
                 "commands_processed": 0 if program is None else program.commands_processed,
             }
@@ -474,6 +489,29 @@ class StandInController:
 
     # ---- the control loop -------------------------------------------------------------------------------
     def _run(self) -> None:
+        if self.realtime_priority:
+            # Linux: applies to this thread only. A real controller's loop runs on a real-time kernel; on a
+            # shared test machine SCHED_FIFO keeps the 500 Hz loop on time (it sleeps most of each period).
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(self.realtime_priority)))
+                self.log("info", f"control loop runs SCHED_FIFO priority {self.realtime_priority}")
+            except (OSError, AttributeError) as exc:
+                self.log("warn", f"control loop keeps normal scheduling (SCHED_FIFO refused: {exc})")
+        profile_path = os.environ.get("RDI_STANDIN_PROFILE")
+        if profile_path:  # developer aid: profile the control loop thread
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            try:
+                self._loop()
+            finally:
+                profiler.disable()
+                profiler.dump_stats(profile_path)
+        else:
+            self._loop()
+
+    def _loop(self) -> None:
         period = self.period_s
         deadline = time.perf_counter()
         while not self._stop_event.is_set():
@@ -489,12 +527,20 @@ class StandInController:
                 self._publish()
             except Exception as exc:  # the loop must survive anything a client provokes
                 self.log("error", f"control loop error: {type(exc).__name__}: {exc}")
+            work = time.perf_counter() - start
+            self.work_time_total_s += work
+            self.max_work_time_s = max(self.max_work_time_s, work)
             self.ticks += 1
             deadline += period
             delay = deadline - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            elif delay < -CATCH_UP_LIMIT_S:
+            try:
+                self._service_rtde(0.0)
+                while delay > 0:  # wait for the next tick, answering clients meanwhile
+                    self._service_rtde(delay)
+                    delay = deadline - time.perf_counter()
+            except Exception as exc:
+                self.log("error", f"RTDE service error: {type(exc).__name__}: {exc}")
+            if delay < -CATCH_UP_LIMIT_S:
                 deadline = time.perf_counter()  # far behind: resynchronise (robot time falls behind)
             # else: behind (this process was not scheduled): run the missed ticks back to back so the
             # arm's time keeps up with the wall clock that the client's commands follow
@@ -636,16 +682,11 @@ class StandInController:
                 if tick % divisor:
                     continue
                 flat: list = []
-                for typ, get in zip(recipe.types, getters):
-                    v = get()
-                    if typ.startswith("VECTOR"):
-                        flat.extend(float(x) if typ.endswith("D") else int(x) for x in v)
-                    elif typ == "DOUBLE":
-                        flat.append(float(v))
-                    elif typ == "BOOL":
-                        flat.append(bool(v))
+                for vector, get in getters:
+                    if vector:
+                        flat.extend(get())
                     else:
-                        flat.append(int(v))
+                        flat.append(get())
                 try:
                     payload = bytes((recipe.recipe_id,)) + recipe.codec.pack(*flat)
                 except struct.error as exc:
@@ -679,40 +720,76 @@ class StandInController:
 
     # ---- RTDE: requests ---------------------------------------------------------------------------------------
     def _serve_rtde(self, sock: socket.socket, peer) -> None:
+        """Listener thread of one RTDE client: hands the socket to the control loop and waits.
+
+        The control loop thread reads and answers every RTDE socket itself (select between ticks):
+        reader threads competing for the GIL with the 500 Hz loop made it miss most deadlines."""
         client = _RtdeClient(sock=sock, peer=f"{peer[0]}:{peer[1]}")
+        sock.setblocking(False)
         with self._lock:
             self._rtde_clients.append(client)
         self.log("info", f"RTDE client {client.peer} connected")
-        buffer = bytearray()
-        reason = "closed by the client"
-        try:
-            while not client.closed:
-                try:
-                    chunk = sock.recv(65536)
-                except OSError as exc:
-                    reason = f"connection error ({exc})"
-                    break
-                if not chunk:
-                    break
-                buffer += chunk
-                try:
-                    packages = rp.split_packages(buffer)
-                except rp.ProtocolError as exc:
-                    self._reject(f"RTDE client {client.peer}: {exc}; closing the connection")
-                    reason = "protocol error"
-                    break
-                for ptype, payload in packages:
-                    client.packages_received += 1
-                    self._handle_rtde(client, ptype, payload)
-        finally:
+        while not client.done.wait(0.5):
+            if self._stop_event.is_set() or self._thread is None:
+                self._close_rtde(client, "controller stopped")
+
+    def _close_rtde(self, client: _RtdeClient, reason: str) -> None:
+        with self._lock:
+            if client.done.is_set():
+                return
             client.closed = True
-            with self._lock:
-                if client in self._rtde_clients:
-                    self._rtde_clients.remove(client)
-                for name, owner in list(self._input_owner.items()):
-                    if owner is client:
-                        del self._input_owner[name]
-            self.log("info", f"RTDE client {client.peer} disconnected ({reason})")
+            if client in self._rtde_clients:
+                self._rtde_clients.remove(client)
+            for name, owner in list(self._input_owner.items()):
+                if owner is client:
+                    del self._input_owner[name]
+            client.done.set()
+        self.log("info", f"RTDE client {client.peer} disconnected ({reason})")
+
+    def _service_rtde(self, timeout_s: float) -> None:
+        """Read and handle what RTDE clients sent, waiting up to ``timeout_s`` for something to arrive."""
+        clients = [c for c in self._rtde_clients if not c.closed]
+        live = []
+        for c in clients:
+            try:
+                if c.sock.fileno() >= 0:
+                    live.append(c)
+                    continue
+            except OSError:
+                pass
+            self._close_rtde(c, "connection closed")
+        if not live:
+            if timeout_s > 0:
+                time.sleep(timeout_s)
+            return
+        try:
+            readable, _, _ = select.select([c.sock for c in live], [], [], max(0.0, timeout_s))
+        except (OSError, ValueError):  # a socket was closed under us (fault injection): next round
+            return
+        for sock in readable:
+            client = next((c for c in live if c.sock is sock), None)
+            if client is None:
+                continue
+            try:
+                chunk = sock.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                self._close_rtde(client, f"connection error ({exc})")
+                continue
+            if not chunk:
+                self._close_rtde(client, "closed by the client")
+                continue
+            client.buffer += chunk
+            try:
+                packages = rp.split_packages(client.buffer)
+            except rp.ProtocolError as exc:
+                self._reject(f"RTDE client {client.peer}: {exc}; closing the connection")
+                self._close_rtde(client, "protocol error")
+                continue
+            for ptype, payload in packages:
+                client.packages_received += 1
+                self._handle_rtde(client, ptype, payload)
 
     def _reply(self, client: _RtdeClient, ptype: int, payload: bytes) -> None:
         self._send(client, rp.frame(ptype, payload))
@@ -809,7 +886,7 @@ class StandInController:
         divisor = max(1, int(round(self.rate_hz / frequency)))
         with self._lock:
             client.outputs.append(recipe)
-            client.output_getters.append([self._getter(n) for n in names])
+            client.output_getters.append([(t.startswith("VECTOR"), self._getter(n)) for n, t in zip(names, types)])
             client.output_divisors.append(divisor)
         self._reply(client, ptype, bytes((recipe.recipe_id,)) + type_text)
 
@@ -846,6 +923,13 @@ class StandInController:
             recipe = rp.Recipe(client.next_input_id, names, types)
             client.next_input_id += 1
             client.inputs[recipe.recipe_id] = recipe
+            layout, position = [], 0
+            for n, t in zip(names, types):
+                m = rp._REGISTER.match(n)
+                if m:
+                    layout.append((m.group(2), int(m.group(3)), position))
+                position += {"VECTOR3D": 3, "VECTOR6D": 6, "VECTOR6INT32": 6, "VECTOR6UINT32": 6}.get(t, 1)
+            client.input_layouts[recipe.recipe_id] = layout
             for n in names:
                 self._input_owner[n] = client
         self._reply(client, ptype, bytes((recipe.recipe_id,)) + type_text)
@@ -861,23 +945,24 @@ class StandInController:
         if not client.started:
             self._refuse(client, f"data package for recipe {payload[0]} before start ignored")
             return
-        try:
-            values = rp.unpack_values(recipe, payload[1:])
-        except (rp.ProtocolError, struct.error) as exc:
-            self._refuse(client, f"{exc}; ignored")
+        if len(payload) - 1 != recipe.codec.size:
+            self._refuse(client, f"data package for recipe {recipe.recipe_id} has {len(payload) - 1} bytes of "
+                                 f"fields, the recipe needs {recipe.codec.size}; ignored")
             return
-        regs = self.registers
+        flat = recipe.codec.unpack_from(payload, 1)
         if self.trace_inputs:
-            self.log("info", f"RTDE input recipe {payload[0]} from {client.peer}: {values}")
+            self.log("info", f"RTDE input recipe {payload[0]} from {client.peer}: {flat}")
+        regs = self.registers
+        ticks = self.ticks
         with self._lock:
-            for name, value in values.items():
-                m = rp._REGISTER.match(name)
-                if m:
-                    kind, index = m.group(2), int(m.group(3))
-                    if kind == "int":
-                        regs.input_int[index] = int(value)
-                    elif kind == "double":
-                        regs.input_double[index] = float(value)
-                    else:
-                        regs.input_bits = (regs.input_bits & ~(1 << index)) | (int(bool(value)) << index)
-                self._input_update_tick[name] = self.ticks
+            # (kind, register index, position in flat) precomputed at setup: no parsing per package
+            for kind, index, position in client.input_layouts[recipe.recipe_id]:
+                value = flat[position]
+                if kind == "int":
+                    regs.input_int[index] = value
+                elif kind == "double":
+                    regs.input_double[index] = value
+                elif kind == "bit":
+                    regs.input_bits = (regs.input_bits & ~(1 << index)) | (int(bool(value)) << index)
+            for name in recipe.names:
+                self._input_update_tick[name] = ticks

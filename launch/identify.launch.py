@@ -1,0 +1,32 @@
+"""Identify the dynamics from a recorded bag: ``ros2 launch robot_dynamics_id identify.launch.py bag:=BAG out:=DIR``.
+
+Runs the identifier node once (same job as ``rdi identify``) and ends. Arguments:
+``bag`` (rosbag2 directory or ur_rtde CSV), ``out`` (report folder), ``robot``,
+``validation`` (optional second recording to score the model on).
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    share = FindPackageShare("robot_dynamics_id")
+    return LaunchDescription([
+        DeclareLaunchArgument("bag", description="bag directory (or ur_rtde CSV) to identify from"),
+        DeclareLaunchArgument("out", default_value="identification", description="report folder"),
+        DeclareLaunchArgument("robot", default_value="ur3", description="ur3, ur3e, ur5e, ur10e or a URDF path"),
+        DeclareLaunchArgument("validation", default_value="", description="optional recording to validate on"),
+        Node(
+            package="robot_dynamics_id",
+            executable="identifier",
+            name="identifier",
+            output="screen",
+            parameters=[PathJoinSubstitution([share, "config", "identifier.yaml"]),
+                        {"data_path": LaunchConfiguration("bag"), "out_dir": LaunchConfiguration("out"),
+                         "robot": LaunchConfiguration("robot"),
+                         "validation_data_path": LaunchConfiguration("validation")}],
+        ),
+    ])

@@ -1,0 +1,257 @@
+"""``rdi demo``: the main job on the simulated UR3, from experiment to force control.
+
+1. plan an optimised excitation (``rdi excite plan``'s optimiser);
+2. record the identification experiment with the real nodes, started as
+   ``experiment.launch.py sim:=true`` starts them: ur_interface (simulated UR3
+   whose true parameters differ from the nominal ones) + excitation +
+   torque_logger writing a rosbag2 bag;
+3. identify the model from that bag with the identifier node
+   (``identify.launch.py``), and validate it on a different trajectory;
+4. polish the simulated curved surface with osc_controller and the identified
+   model (``control.launch.py task:=polishing``), with the base moving.
+
+Prints progress and a summary, and writes a report folder (model.yaml,
+model.urdf, metrics.json, plots, summary.json). Every ROS process runs with DDS
+confined to loopback in a DDS domain reserved for this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+COMMAND = "demo"
+HELP = "run the whole pipeline on the simulated UR3: experiment -> bag -> identification -> force control"
+
+TRUTH_SEED = 7
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="out/demo", help="report folder (default out/demo; replaced if it exists)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a first look: 20 s experiment, 15 s of polishing (default 60 s and 30 s)")
+    parser.add_argument("--truth-seed", type=int, default=TRUTH_SEED,
+                        help="seed of the simulated arm's true parameters (differ from the nominal model)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the excitation optimiser")
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.t0:6.1f} s] {message}", flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Loopback-only DDS in a reserved domain, for this process and every node it starts.
+    from ..ros_processes import use_loopback_here
+
+    env = use_loopback_here()
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    say = _Progress()
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "logs").mkdir(parents=True)
+    experiment_s, polishing_s = (20.0, 15.0) if args.quick else (60.0, 30.0)
+    say(f"DDS on loopback only, domain {env['ROS_DOMAIN_ID']}; report folder {out}")
+
+    summary: dict = {"truth_seed": args.truth_seed, "quick": bool(args.quick)}
+    excitation = _plan_excitation(out, experiment_s, args.seed, say)
+    bag = _record_experiment(out, excitation, args.truth_seed, env, say)
+    summary["identification"] = _identify(out, bag, args.truth_seed, args.seed, experiment_s, env, say)
+    summary["control"] = _polish(out, args.truth_seed, polishing_s, env, say)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    _print_summary(summary, out)
+    return 0 if summary["control"].get("ran") else 1
+
+
+# ---- 1. excitation ---------------------------------------------------------------------------------------
+def _plan_excitation(out: Path, duration_s: float, seed: int, say) -> Path:
+    from ..excitation.trajectory import save_trajectory
+    from ..sim.experiment import planned_fourier_excitation
+
+    say(f"1/4 planning an optimised {duration_s:.0f} s Fourier excitation (minimum regressor condition number)")
+    trajectory = planned_fourier_excitation("ur3", duration_s=duration_s, seed=seed, rate_hz=500.0,
+                                            period_s=10.0 if duration_s >= 20 else duration_s)
+    path = save_trajectory(trajectory, out / "excitation.yaml")
+    cond = trajectory.metadata.get("condition_number")
+    say(f"    excitation planned ({path}); condition number {cond:.2f}" if cond else f"    excitation planned ({path})")
+    return path
+
+
+# ---- 2. experiment -----------------------------------------------------------------------------------------
+def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, say) -> Path:
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    from ..launch_emulation import plan_launch
+    from ..nodes.probe import probe_session
+    from ..ros_processes import start_node, wait_until
+
+    bag = out / "bag"
+    nodes = {n.name: n for n in plan_launch("experiment.launch.py", {
+        "sim": "true", "excitation": str(excitation.resolve()), "bag": str(bag.resolve()), "move_to_start": "true"})}
+    say("2/4 recording the identification experiment: ur_interface (sim) + torque_logger + excitation")
+    truth_args = ["-p", f"sim_truth_seed:={truth_seed}"]
+    interface = start_node(nodes["ur_interface"], log_dir=out / "logs", env=env, extra_ros_args=truth_args)
+    logger = start_node(nodes["torque_logger"], log_dir=out / "logs", env=env)
+    probe = probe_session(name="rdi_demo_probe")
+    progress: list[dict] = []
+    probe.create_subscription(String, "/excitation/progress", lambda m: progress.append(json.loads(m.data)),
+                              QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+    excitation_proc = None
+    try:
+        if not probe.wait_ready(120.0):
+            raise RuntimeError(f"ur_interface did not become ready; its log:\n{interface.log()[-3000:]}")
+        if not wait_until(lambda: "recording /joint_states" in logger.log(), 60.0):
+            raise RuntimeError(f"torque_logger did not start recording; its log:\n{logger.log()[-3000:]}")
+        excitation_proc = start_node(nodes["excitation"], log_dir=out / "logs", env=env)
+        last = -1.0
+        while excitation_proc.alive():
+            time.sleep(0.5)
+            if progress and time.monotonic() - last > 5.0:
+                p = progress[-1]
+                say(f"    {p.get('stage', '')} {p.get('phase', '')}: {100 * p.get('fraction', 0):5.1f} % "
+                    f"(position error {p.get('position_error_rad', 0):.4f} rad)")
+                last = time.monotonic()
+        if excitation_proc.popen.returncode != 0:
+            raise RuntimeError(f"the excitation failed; its log:\n{excitation_proc.log()[-3000:]}")
+        time.sleep(1.0)
+    finally:
+        if excitation_proc is not None:
+            excitation_proc.stop()
+        logger.stop()
+        interface.stop()
+        probe.close()
+        rclpy.shutdown()
+    say(f"    bag written: {bag}")
+    return bag
+
+
+# ---- 3. identification ----------------------------------------------------------------------------------------
+def _identify(out: Path, bag: Path, truth_seed: int, seed: int, experiment_s: float, env: dict, say) -> dict:
+    import subprocess
+
+    from ..excitation.trajectory import save_trajectory
+    from ..launch_emulation import node_command, plan_launch
+    from ..sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
+
+    say("3/4 identifying the model from the bag (identifier node, physically consistent, with friction)")
+    validation_s = 30.0 if experiment_s >= 60 else 15.0
+    validation_traj = planned_fourier_excitation("ur3", duration_s=validation_s, seed=seed + 101, rate_hz=500.0,
+                                                 period_s=validation_s / 2)
+    save_trajectory(validation_traj, out / "validation_excitation.yaml")
+    result = run_experiment(validation_traj, robot="ur3", truth_seed=truth_seed, noise_seed=seed + 1)
+    validation_bag = write_experiment_bag(out / "validation_bag", result)
+    ident = out / "identification"
+    (node,) = plan_launch("identify.launch.py", {"bag": str(bag.resolve()), "out": str(ident.resolve()),
+                                                 "validation": str(validation_bag.resolve())})
+    cmd = node_command(node, executable_dir=Path(sys.executable).parent)
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    (out / "logs" / "identifier.log").write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise RuntimeError(f"identification failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    metrics = json.loads((ident / "metrics.json").read_text())
+    truth = result.truth
+    truth.save(out / "truth.yaml")
+    say(f"    model {ident / 'model.yaml'} in {time.monotonic() - t0:.1f} s")
+    return {
+        "model": str(ident / "model.yaml"),
+        "fit_percent": metrics["training"]["fit_percent"],
+        "validation_fit_percent": (metrics.get("validation") or {}).get("fit_percent"),
+        "physically_consistent_links": metrics["physically_consistent_links"],
+        "wall_s": time.monotonic() - t0,
+    }
+
+
+# ---- 4. control -------------------------------------------------------------------------------------------------
+def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> dict:
+    import numpy as np
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    from ..launch_emulation import plan_launch
+    from ..nodes.probe import probe_session
+    from ..ros_processes import start_node
+
+    model = out / "identification" / "model.yaml"
+    say("4/4 polishing the simulated surface with osc_controller and the identified model (base moving)")
+    nodes = {n.name: n for n in plan_launch("control.launch.py", {"sim": "true", "task": "polishing",
+                                                                   "model": str(model.resolve())})}
+    interface = start_node(nodes["ur_interface"], log_dir=out / "logs", env=env,
+                           extra_ros_args=["-p", f"sim_truth_seed:={truth_seed}"])
+    rclpy.init()
+    probe = probe_session(name="rdi_demo_control_probe")
+    states: list[tuple[float, dict]] = []
+    probe.create_subscription(String, "/osc_controller/state", lambda m: states.append((time.monotonic(),
+                                                                                        json.loads(m.data))),
+                              QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    controller = None
+    try:
+        if not probe.wait_ready(120.0):
+            raise RuntimeError(f"ur_interface did not become ready; its log:\n{interface.log()[-3000:]}")
+        controller = start_node(nodes["osc_controller"], log_dir=out / "logs", env=env)
+        t_start = time.monotonic()
+        hybrid_at = None
+        while time.monotonic() - t_start < duration_s + 20.0 and controller.alive():
+            time.sleep(1.0)
+            if states:
+                s = states[-1][1]
+                if hybrid_at is None and s.get("stage") == "hybrid":
+                    hybrid_at = states[-1][0]
+                    say("    contact made; hybrid force/motion control")
+                if hybrid_at is not None and time.monotonic() - hybrid_at > duration_s:
+                    break
+                if s.get("stopped"):
+                    break
+    finally:
+        if controller is not None:
+            controller.stop()
+        interface.stop()
+        probe.close()
+        rclpy.shutdown()
+    hybrid = [(t, s) for t, s in states if s.get("stage") == "hybrid" and "contact_wrench_tip_base" in s]
+    result: dict = {"ran": bool(hybrid), "desired_force_n": 10.0}
+    if hybrid:
+        t_h = hybrid[0][0]
+        settled = [s for t, s in hybrid if t > t_h + 2.0]
+        errors = np.array([abs(s["force_error_n"][2]) for s in settled if s.get("force_error_n")])
+        if errors.size:
+            result.update(force_error_abs_max_n=float(errors.max()), force_error_rms_n=float(np.sqrt(np.mean(errors**2))),
+                          force_error_abs_p99_n=float(np.percentile(errors, 99)), samples=int(errors.size))
+        timing = [s.get("period_error_us") for _, s in states if s.get("period_error_us")]
+        if timing:
+            result["loop_period_error_us_p99"] = float(np.median([t["p99"] for t in timing]))
+        result["stopped"] = states[-1][1].get("stopped") if states else None
+    (out / "control_states.json").write_text(json.dumps([s for _, s in states]))
+    return result
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    ident = summary["identification"]
+    ctl = summary["control"]
+    print("\n==== robot_dynamics_id demo: summary ====")
+    print("identification (bag from the simulated experiment):")
+    print("  fit per joint, training (%):   " + ", ".join(f"{v:.1f}" for v in ident["fit_percent"]))
+    if ident.get("validation_fit_percent"):
+        print("  fit per joint, validation (%): " + ", ".join(f"{v:.1f}" for v in ident["validation_fit_percent"]))
+    print(f"  physically consistent: {'yes' if all(ident['physically_consistent_links']) else 'NO'}")
+    print("force control (10 N on the curved surface, base moving, identified model):")
+    if ctl.get("force_error_abs_max_n") is not None:
+        print(f"  |force error| after settling: max {ctl['force_error_abs_max_n']:.2f} N, "
+              f"p99 {ctl['force_error_abs_p99_n']:.2f} N, RMS {ctl['force_error_rms_n']:.2f} N "
+              f"({ctl['samples']} samples of ~/state)")
+    else:
+        print(f"  no settled contact recorded (controller stopped: {ctl.get('stopped')})")
+    print(f"report: {out}/ (identification/model.yaml, model.urdf, metrics.json, *.png, summary.json, logs/)")

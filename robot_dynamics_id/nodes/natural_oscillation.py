@@ -1,0 +1,338 @@
+"""natural_oscillation: identify a UR3's shoulder/elbow gravity terms by natural oscillation (seeds.md P1).
+
+Runs the procedure of :mod:`robot_dynamics_id.identification.natural_oscillation_ur3`
+on a torque-controlled arm through ``ur_interface`` (or the official UR driver):
+per trial the arm is moved upright in velocity mode, pushed, and then driven
+only by the model's Coriolis + gravity torques minus the robot's own gravity
+compensation (UR ``direct_torque`` adds it), with the base and wrist joints
+held by PD. It falls if the model's gravity is too small, oscillates if too
+large; the fall boundary per lumped first moment is bisected.
+
+Subscribes ``/joint_states`` (sensor_msgs/JointState). Publishes
+``/forward_effort_controller/commands`` (std_msgs/Float64MultiArray, N m,
+configured joint order), ``/forward_velocity_controller/commands`` (rad/s:
+the moves upright, the push, and the zero-velocity stop when the guard sees a
+fall — ur_interface's speedJ stop) and ``/natural_oscillation/progress``
+(std_msgs/String, JSON per trial and the final result).
+
+``trial_factors`` (pairs f_shoulder, f_elbow) runs exactly those trials
+instead of the search, e.g. to check the set-up before identifying.
+The procedure runs in its own thread at the robot rate (one command per
+received state); the ROS callbacks only hand over the latest joint state.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from ..parameters import ParameterError, ParameterSpec, check_positive, check_vector
+from ..robots.model import load_robot
+from ._ros_params import declare_parameters
+from ._run import run_node
+
+__all__ = ["NATURAL_OSCILLATION_PARAMETERS", "NaturalOscillationNode", "main"]
+
+NATURAL_OSCILLATION_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5e, ur10e (the vertical-plane procedure "
+                  "needs a UR: shoulder and elbow axes parallel)"),
+    ParameterSpec("rate_hz", "double", 500.0, "robot rate: one torque command per joint state", "Hz"),
+    ParameterSpec("joint_names", "string_array", [], "joint order of states and commands (empty: the robot's)"),
+    ParameterSpec("model_file", "string", "",
+                  "prior model (YAML, rdi model schema) whose gravity the factors scale; empty: published nominal"),
+    ParameterSpec("robot_gravity_model_file", "string", "",
+                  "the model the robot's direct_torque adds gravity from (empty: the published nominal, "
+                  "what the simulated UR uses); subtracted from every command"),
+    ParameterSpec("compensate_friction", "bool", False,
+                  "add model_file's friction (P2 eq. 11) to the law: needed on a UR, whose Coulomb friction "
+                  "holds an under-compensated arm (not part of P1)"),
+    ParameterSpec("upright_q_rad", "double_array", [0.0, -1.5708, 0.0, -1.5708, 0.0, 0.0],
+                  "the upright pose: upper arm, forearm and wrist 1 vertical", "rad"),
+    ParameterSpec("push_rad_s", "double", 0.05, "the push: elbow velocity when torque control takes over", "rad/s"),
+    ParameterSpec("max_excursion_rad", "double", 0.5,
+                  "fall guard: a link angle this far from upright is a fall; the arm is stopped", "rad"),
+    ParameterSpec("max_velocity_rad_s", "double", 1.5, "hard guard: any joint faster aborts the procedure", "rad/s"),
+    ParameterSpec("joint_limit_margin_rad", "double", 0.1,
+                  "hard guard: distance kept from the position limits (else abort)", "rad"),
+    ParameterSpec("window_s", "double", 12.0, "longest trial (P1's counting window)", "s"),
+    ParameterSpec("stop_after_periods", "integer", 2, "end an oscillating trial after this many periods"),
+    ParameterSpec("hold_kp_nm_per_rad", "double_array", [200.0, 60.0, 20.0, 10.0],
+                  "PD hold stiffness of base, wrist 1, wrist 2, wrist 3", "Nm/rad"),
+    ParameterSpec("hold_kd_nm_s_per_rad", "double_array", [6.0, 1.5, 0.3, 0.15],
+                  "PD hold damping of base, wrist 1, wrist 2, wrist 3", "Nm s/rad"),
+    ParameterSpec("approach_speed_rad_s", "double", 0.2, "joint speed of the moves upright", "rad/s"),
+    ParameterSpec("trial_factors", "double_array", [],
+                  "run these trials only: pairs f_shoulder, f_elbow (empty: identify by bisection)"),
+    ParameterSpec("low", "double", 0.8, "bisection: factor expected to fall"),
+    ParameterSpec("high", "double", 1.25, "bisection: factor expected to oscillate"),
+    ParameterSpec("tolerance", "double", 0.004, "bisection: final bracket width of each factor"),
+    ParameterSpec("max_trials", "integer", 15, "bisection: most trials per lumped parameter"),
+    ParameterSpec("output_file", "string", "", "write the result here as JSON (empty: only the progress topic)"),
+    ParameterSpec("exit_when_done", "bool", True, "end the process when the procedure is finished"),
+)
+
+_COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class _LatestState:
+    """Latest joint state handed from the ROS callback to the procedure thread (newest wins)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._state: tuple[np.ndarray, np.ndarray] | None = None
+        self._serial = 0
+        self._taken = 0
+
+    def put(self, q: np.ndarray, qd: np.ndarray) -> None:
+        with self._cond:
+            self._state = (q, qd)
+            self._serial += 1
+            self._cond.notify_all()
+
+    def take_new(self, timeout_s: float) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._serial > self._taken, timeout_s):
+                return None
+            self._taken = self._serial
+            return self._state
+
+
+class _RosLink:
+    """The :class:`~robot_dynamics_id.identification.natural_oscillation_robot.RobotLink` over ROS topics."""
+
+    def __init__(self, node: "NaturalOscillationNode", period_s: float) -> None:
+        self.period_s = period_s
+        self._node = node
+
+    def next_state(self, timeout_s: float):
+        return self._node.latest.take_new(timeout_s)
+
+    def send_torque(self, torque_nm: np.ndarray) -> None:
+        if self._node.cancelled.is_set():
+            return  # shutting down: the last command sent was the zero-velocity stop
+        self._node.effort_pub.publish(Float64MultiArray(data=[float(v) for v in torque_nm]))
+
+    def send_velocity(self, qd_rad_s: np.ndarray) -> None:
+        self._node.velocity_pub.publish(Float64MultiArray(data=[float(v) for v in qd_rad_s]))
+
+
+class NaturalOscillationNode(Node):
+    """Runs the natural-oscillation procedure; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__("natural_oscillation")
+        p = declare_parameters(self, NATURAL_OSCILLATION_PARAMETERS)
+        self._setup(p)
+        self.latest = _LatestState()
+        self.cancelled = threading.Event()
+        self._finished = threading.Event()
+        self.exit_code = 0
+        self.effort_pub = self.create_publisher(Float64MultiArray, "/forward_effort_controller/commands", _COMMAND_QOS)
+        self.velocity_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
+                                                  _COMMAND_QOS)
+        self._progress_pub = self.create_publisher(String, "/natural_oscillation/progress", _STATE_QOS)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
+        self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
+        self._thread.start()
+        self.create_timer(0.1, self._check_finished)
+        what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
+        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; waiting for /joint_states")
+
+    # ---- configuration --------------------------------------------------------------------------
+    def _setup(self, p: dict) -> None:
+        from ..io.model_file import DynamicModel, ModelFileError
+        from ..sim.truth import controller_model
+
+        try:
+            self._robot = load_robot(p["robot"])
+        except (ValueError, FileNotFoundError) as exc:
+            raise ParameterError(f"parameter 'robot': {exc}") from None
+        n = self._robot.n_joints
+        if n != 6 or self._robot.description is None:
+            raise ParameterError("parameter 'robot': the procedure needs a built-in 6-joint UR (ur3, ur3e, ...)")
+        self._names = list(p["joint_names"]) if p["joint_names"] else list(self._robot.joint_names)
+        if len(self._names) != n:
+            raise ParameterError(f"parameter 'joint_names' has {len(self._names)} names, the robot has {n} joints")
+        self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
+
+        def model(name: str) -> DynamicModel:
+            if not p[name]:
+                return controller_model(self._robot.description.name)
+            try:
+                return DynamicModel.load(p[name])
+            except (ModelFileError, FileNotFoundError, OSError) as exc:
+                raise ParameterError(f"parameter {name!r}: {exc}") from None
+
+        self._prior = model("model_file")
+        self._robot_gravity = model("robot_gravity_model_file")
+        self._compensate_friction = bool(p["compensate_friction"])
+        self._upright = np.array(check_vector("upright_q_rad", p["upright_q_rad"], n))
+        self._push = check_positive("push_rad_s", p["push_rad_s"], upper=0.5)
+        self._excursion = check_positive("max_excursion_rad", p["max_excursion_rad"], upper=1.0)
+        self._max_velocity = check_positive("max_velocity_rad_s", p["max_velocity_rad_s"], upper=3.0)
+        self._margin = check_positive("joint_limit_margin_rad", p["joint_limit_margin_rad"], allow_zero=True)
+        self._window_s = check_positive("window_s", p["window_s"], upper=600.0)
+        self._periods = int(p["stop_after_periods"])
+        if self._periods < 1:
+            raise ParameterError("parameter 'stop_after_periods' must be >= 1")
+        kp = check_vector("hold_kp_nm_per_rad", p["hold_kp_nm_per_rad"], 4)
+        kd = check_vector("hold_kd_nm_s_per_rad", p["hold_kd_nm_s_per_rad"], 4)
+        if kp is None or kd is None or min(kp + kd) < 0:
+            raise ParameterError("parameters 'hold_kp_nm_per_rad'/'hold_kd_nm_s_per_rad' need 4 values >= 0 "
+                                 "(base, wrist 1, wrist 2, wrist 3)")
+        self._hold = tuple(zip(kp, kd))
+        self._approach_speed = check_positive("approach_speed_rad_s", p["approach_speed_rad_s"], upper=1.0)
+        factors = list(p["trial_factors"] or [])
+        if len(factors) % 2:
+            raise ParameterError(f"parameter 'trial_factors' needs pairs (f_shoulder, f_elbow), got {len(factors)} "
+                                 "values")
+        if any(not (0 <= f <= 3) for f in factors):
+            raise ParameterError(f"parameter 'trial_factors' values must be in [0, 3], got {factors}")
+        self._trial_factors = [np.array(factors[i:i + 2]) for i in range(0, len(factors), 2)]
+        self._low = check_positive("low", p["low"])
+        self._high = check_positive("high", p["high"])
+        if not self._low < self._high:
+            raise ParameterError(f"parameters 'low' ({self._low}) must be below 'high' ({self._high})")
+        self._tolerance = check_positive("tolerance", p["tolerance"], upper=0.5)
+        self._max_trials = int(p["max_trials"])
+        if self._max_trials < 3:
+            raise ParameterError("parameter 'max_trials' must be >= 3")
+        self._output = str(p["output_file"])
+        self._exit_when_done = bool(p["exit_when_done"])
+
+    # ---- callbacks ----------------------------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        try:
+            index = [list(msg.name).index(name) for name in self._names]
+            q = np.array([msg.position[i] for i in index])
+            qd = np.array([msg.velocity[i] for i in index])
+        except (ValueError, IndexError):
+            return
+        self.latest.put(q, qd)
+
+    def _check_finished(self) -> None:
+        if self._finished.is_set() and self._exit_when_done:
+            raise SystemExit(self.exit_code)
+
+    def _publish(self, **fields) -> None:
+        try:
+            self._progress_pub.publish(String(data=json.dumps(fields)))
+        except Exception:  # context already shut down at exit
+            pass
+
+    # ---- procedure thread ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        from ..identification.natural_oscillation_robot import ArmStopped
+
+        try:
+            self._procedure()
+        except ArmStopped as exc:
+            self.exit_code = 3
+            self.get_logger().error(str(exc))
+            self._publish(phase="aborted", reason=str(exc))
+        except Exception as exc:  # never leave the arm in torque mode
+            self.exit_code = 1
+            self.get_logger().error(f"natural oscillation stopped: {type(exc).__name__}: {exc}")
+            self._publish(phase="aborted", reason=str(exc))
+        finally:
+            self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+            self._finished.set()
+
+    def _procedure(self) -> None:
+        from ..identification.natural_oscillation import PushExperiment, run_push_trial
+        from ..identification.natural_oscillation_mujoco import FrictionCompensatedModel, active_joint_friction
+        from ..identification.natural_oscillation_robot import ArmStopped, FallGuard, StreamingVerticalPlaneArm
+        from ..identification.natural_oscillation_ur3 import (
+            ACTIVE_JOINTS,
+            VerticalPlaneGravityModel,
+            identify_vertical_plane_gravity,
+            reduced_vertical_plane_model,
+        )
+
+        active = list(ACTIVE_JOINTS)
+        gravity_model = VerticalPlaneGravityModel(
+            reduced_vertical_plane_model(self._prior.robot_model().model, self._upright), self._upright[active])
+        law = gravity_model
+        if self._compensate_friction:
+            law = FrictionCompensatedModel(gravity_model, active_joint_friction(self._prior.friction, active))
+        limit = np.asarray(self._robot.position_limit_rad, float)
+        guard = FallGuard(max_excursion_rad=self._excursion, position_lower_rad=-limit, position_upper_rad=limit,
+                          position_margin_rad=self._margin, max_velocity_rad_s=self._max_velocity)
+        arm = StreamingVerticalPlaneArm(
+            link=_RosLink(self, 1.0 / self.rate_hz), guard=guard, coordinates=gravity_model.oscillation_coordinates,
+            upright_q_rad=self._upright, hold_gains=self._hold, approach_speed_rad_s=self._approach_speed,
+            on_event=lambda m: self.get_logger().warn(m))
+        experiment = PushExperiment(
+            self._upright[active], np.array([0.0, self._push]), window_steps=int(round(self._window_s * self.rate_hz)),
+            max_excursion_rad=self._excursion, stop_after_periods=self._periods,
+            plant_gravity_compensation=arm.gravity_compensation(self._robot_gravity.robot_model().model))
+        if self.latest.take_new(30.0) is None:
+            raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
+        law = _FactorRecorder(law)
+
+        def report(summary: dict) -> None:
+            # Called when a trial ends (the next reset or the end): the arm is stopped by then.
+            factors = [float(f) for f in law.factors]
+            outcome = "falls" if summary["fell"] else "does not fall"
+            self._publish(phase="trial", factors=factors, outcome=outcome, guard_falls=arm.falls, **summary)
+            self.get_logger().info(f"trial {summary['trial']}: factors {np.round(factors, 4).tolist()} -> {outcome}")
+
+        arm.on_trial_end = report
+        if self._trial_factors:
+            for f in self._trial_factors:
+                run_push_trial(arm, law, f, experiment)
+            arm.finish_trial()
+            self._publish(phase="done", trials=arm.trials, guard_falls=arm.falls, trial_time_s=arm.trial_time_s)
+            return
+        result = identify_vertical_plane_gravity(arm, law, experiment, low=self._low, high=self._high,
+                                                 tolerance=self._tolerance, max_trials=self._max_trials)
+        arm.finish_trial()
+        out = {"phase": "done", "first_moments_kgm": {k: float(v) for k, v in
+                                                      zip(("MX2", "MY2", "MX3", "MY3"), result.first_moments_kgm)},
+               "prior_first_moments_kgm": [float(v) for v in gravity_model.first_moments_kgm],
+               "factors": [float(v) for v in result.factors], "trials": result.n_trials,
+               "trial_time_s": arm.trial_time_s, "guard_falls": arm.falls}
+        self._publish(**out)
+        if self._output:
+            Path(self._output).write_text(json.dumps(out, indent=2))
+        self.get_logger().info(f"identified first moments {out['first_moments_kgm']}")
+
+    def shutdown(self) -> None:
+        """Stop the arm (zero velocity) before the process ends."""
+        self.cancelled.set()
+        try:
+            self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+        except Exception:
+            pass
+
+
+class _FactorRecorder:
+    """The law, remembering the factors of the latest command (which trial is running)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.factors = np.zeros(2)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def torque(self, q, qd, factors):
+        self.factors = np.asarray(factors, float).copy()
+        return self.inner.torque(q, qd, factors)
+
+
+def main(args=None) -> int:
+    return run_node(NaturalOscillationNode, args, name="natural_oscillation")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

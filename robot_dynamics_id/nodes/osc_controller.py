@@ -1,0 +1,366 @@
+"""osc_controller: real-time operational-space force/motion control (Jamisola et al., seeds.md P2).
+
+Subscribes
+  /joint_states                            sensor_msgs/JointState (position, velocity)
+  /motor_currents                          sensor_msgs/JointState (effort = current, A; sensorless force)
+  /force_torque_sensor_broadcaster/wrench  geometry_msgs/WrenchStamped (frame_id *base: base axes, as our
+                                           ur_interface publishes; otherwise tool0 axes, as the UR driver)
+  ~/target_frame                           geometry_msgs/PoseStamped: motion target (base frame), task external
+  ~/target_wrench                          geometry_msgs/WrenchStamped: force target at the tool tip (tool axes)
+Publishes
+  /forward_effort_controller/commands      std_msgs/Float64MultiArray, Nm (output_mode torque)
+  /forward_velocity_controller/commands    std_msgs/Float64MultiArray, rad/s (output_mode velocity)
+  ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity,
+                                           loop timing, events
+
+The control loop runs in its own thread at ``rate_hz``; ROS callbacks only
+swap in the newest measurements and targets. Any error in the loop stops the
+controller (zero torque / zero velocity, and a speedJ stop through
+ur_interface) and it stays stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+import numpy as np
+import pinocchio as pin
+from geometry_msgs.msg import PoseStamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ._ros_params import declare_parameters
+from ._run import run_node
+
+__all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
+
+OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("robot", "string", "ur3", "robot (kinematics): ur3, ur3e, ur5e, ur10e or a URDF path"),
+    ParameterSpec("model_file", "string", "",
+                  "identified model (rdi identify .../model.yaml); empty: the nominal model"),
+    ParameterSpec("rate_hz", "double", 500.0, "control rate: 500 (e-Series torque) or 125 (CB3 velocity)", "Hz"),
+    ParameterSpec("output_mode", "string", "torque", "torque (direct_torque, e-Series) or velocity (speedJ, CB3)"),
+    ParameterSpec("robot_adds_gravity", "bool", True,
+                  "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
+    ParameterSpec("force_source", "string", "sensor",
+                  "sensor (flange F/T) or estimated (momentum observer on motor currents)"),
+    ParameterSpec("singularity_method", "string", "padding",
+                  "padding (P2 eqs. 6-9), truncation (P2's baseline) or damped_least_squares"),
+    ParameterSpec("motion_axes", "string_array", ["x", "y", "rx", "ry", "rz"],
+                  "motion-controlled axes of the tool-tip frame; the others are force-controlled (P2: x y rz)"),
+    ParameterSpec("contact_threshold_n", "double", 10.0, "normal force that ends the approach (P2 eq. 10)", "N"),
+    ParameterSpec("max_force_n", "double", 60.0, "force targets above this are refused", "N"),
+    ParameterSpec("tool_mass_kg", "double", 0.3, "tool mass (UR 'set payload')", "kg"),
+    ParameterSpec("tool_tip_offset_m", "double_array", [0.0, 0.0, 0.11],
+                  "tool tip (force point) in tool0 coordinates", "m"),
+    ParameterSpec("friction_compensation", "bool", True, "add the identified friction model (P2 eq. 11-12)"),
+    ParameterSpec("task", "string", "external",
+                  "external (targets on ~/target_frame, ~/target_wrench) or polishing (built-in P2 task)"),
+    ParameterSpec("polishing_force_n", "double", 10.0, "polishing: desired normal force", "N"),
+    ParameterSpec("polishing_amplitude_m", "double", 0.08, "polishing: sinusoid amplitude", "m"),
+    ParameterSpec("polishing_period_s", "double", 5.0, "polishing: sinusoid period", "s"),
+    ParameterSpec("polishing_surface_z_m", "double", 0.005,
+                  "polishing: expected surface height in the base frame (a guess; the shape is unknown)", "m"),
+    ParameterSpec("polishing_duration_s", "double", 0.0, "polishing: stop after this long (0: run until stopped)",
+                  "s"),
+    ParameterSpec("state_rate_hz", "double", 50.0, "rate of ~/state", "Hz"),
+    ParameterSpec("exit_when_done", "bool", False, "end the process when a timed polishing task is finished"),
+)
+
+_COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+_STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+
+_AXES = ("x", "y", "z", "rx", "ry", "rz")
+
+
+class OscControllerNode(Node):
+    """ROS shell of :class:`robot_dynamics_id.control.controller.OperationalSpaceController`."""
+
+    def __init__(self) -> None:
+        super().__init__("osc_controller")
+        p = declare_parameters(self, OSC_CONTROLLER_PARAMETERS)
+        from ..control.controller import ControllerConfig, OperationalSpaceController, Payload
+        from ..io.model_file import DynamicModel, ModelFileError
+
+        try:
+            model = DynamicModel.load(p["model_file"]) if p["model_file"] else DynamicModel.nominal(p["robot"])
+        except (ModelFileError, ValueError, FileNotFoundError) as exc:
+            raise ParameterError(f"parameter 'model_file': {exc}") from None
+        self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
+        axes = list(p["motion_axes"] or [])
+        unknown = [a for a in axes if a not in _AXES]
+        if unknown:
+            raise ParameterError(f"parameter 'motion_axes': {unknown} unknown; use names from {list(_AXES)}")
+        tip = check_vector("tool_tip_offset_m", p["tool_tip_offset_m"], 3)
+        mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
+        self.task_kind = check_choice("task", p["task"], ("external", "polishing"))
+        try:
+            config = ControllerConfig(
+                period_s=1.0 / self.rate_hz,
+                output_mode=check_choice("output_mode", p["output_mode"], ("torque", "velocity")),
+                robot_adds_gravity=bool(p["robot_adds_gravity"]),
+                force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
+                singularity_method=check_choice("singularity_method", p["singularity_method"],
+                                                ("padding", "truncation", "damped_least_squares")),
+                motion_axes=tuple(a in axes for a in _AXES),
+                contact_threshold_n=check_positive("contact_threshold_n", p["contact_threshold_n"]),
+                max_force_n=check_positive("max_force_n", p["max_force_n"]),
+                payload=Payload(mass_kg=mass, com_m=(0.0, 0.0, tip[2] / 2)),
+                tool_tip_offset_m=tuple(tip),
+                friction_compensation=bool(p["friction_compensation"]),
+            )
+            self.controller = OperationalSpaceController(model, config=config)
+        except ValueError as exc:
+            raise ParameterError(f"controller configuration: {exc}") from None
+        self.output_mode = config.output_mode.value
+        self._names = list(model.joint_names)
+        self._p = p
+        self._lock = threading.Lock()
+        self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._current: np.ndarray | None = None
+        self._wrench_base: np.ndarray | None = None
+        self._wrench_in_base_axes = True
+        self._task = None
+        self._task_t0: float | None = None
+        self._stopped_reason: str | None = None
+        self._period_errors: list[float] = []
+        self._step_times: list[float] = []
+        self._stage_events: list[str] = []
+        self._done = threading.Event()
+        self._running = True
+
+        topic = "/forward_effort_controller/commands" if self.output_mode == "torque" else \
+            "/forward_velocity_controller/commands"
+        self._command_pub = self.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
+        self._stop_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
+                                               _COMMAND_QOS)
+        self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
+        sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, sensor_qos)
+        self.create_subscription(JointState, "/motor_currents", self._on_current, sensor_qos)
+        self.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", self._on_wrench,
+                                 sensor_qos)
+        self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
+        self.create_subscription(WrenchStamped, "~/target_wrench", self._on_target_wrench, _COMMAND_QOS)
+        self.create_timer(1.0 / check_positive("state_rate_hz", p["state_rate_hz"], upper=500.0),
+                          self._publish_state)
+        self.create_timer(0.1, self._exit_when_done)
+        self._thread = threading.Thread(target=self._loop, name="osc_control_loop", daemon=True)
+        self._thread.start()
+        self.get_logger().info(
+            f"osc_controller: {'identified model ' + p['model_file'] if p['model_file'] else 'nominal model'}, "
+            f"{self.output_mode} output at {self.rate_hz:.0f} Hz, force from {config.force_source.value}, "
+            f"singularity {config.singularity_method.value}, task {self.task_kind}")
+
+    # ---- measurements (executor thread) ------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        by_name = {n: i for i, n in enumerate(msg.name)}
+        try:
+            idx = [by_name[n] for n in self._names]
+        except KeyError:
+            return
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        q = np.array([msg.position[i] for i in idx])
+        qd = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
+        with self._lock:
+            self._joint = (t, q, qd)
+
+    def _on_current(self, msg: JointState) -> None:
+        by_name = {n: i for i, n in enumerate(msg.name)}
+        try:
+            current = np.array([msg.effort[by_name[n]] for n in self._names])
+        except (KeyError, IndexError):
+            return
+        with self._lock:
+            self._current = current
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        f, m = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
+        with self._lock:
+            self._wrench_base = w
+            self._wrench_in_base_axes = msg.header.frame_id.endswith("base") or msg.header.frame_id == ""
+
+    # ---- targets (executor thread) ---------------------------------------------------------------------
+    def _on_target_frame(self, msg: PoseStamped) -> None:
+        if self.task_kind != "external":
+            self.get_logger().warn("target ignored: task is polishing")
+            return
+        p, o = msg.pose.position, msg.pose.orientation
+        quat = np.array([o.x, o.y, o.z, o.w])
+        try:
+            if not np.all(np.isfinite(quat)) or abs(np.linalg.norm(quat) - 1.0) > 1e-3:
+                raise ValueError(f"orientation quaternion {quat.tolist()} is not a unit quaternion")
+            rotation = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
+            with self._lock:
+                self.controller.set_motion_target(np.array([p.x, p.y, p.z]), rotation)
+        except ValueError as exc:
+            self.get_logger().error(f"target_frame refused: {exc}")
+            self._stage_events.append(f"target refused: {exc}")
+
+    def _on_target_wrench(self, msg: WrenchStamped) -> None:
+        if self.task_kind != "external":
+            self.get_logger().warn("target ignored: task is polishing")
+            return
+        f, m = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
+        try:
+            with self._lock:
+                self.controller.set_force_target(wrench_task=w)
+        except ValueError as exc:
+            self.get_logger().error(f"target_wrench refused: {exc}")
+            self._stage_events.append(f"target refused: {exc}")
+
+    # ---- control loop thread ---------------------------------------------------------------------------
+    def _wait_for_state(self) -> bool:
+        while self._running:
+            with self._lock:
+                ready = self._joint is not None and (self.controller.config.force_source.value == "estimated"
+                                                     or self._wrench_base is not None)
+            if ready:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def _start_task(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        from ..control.tasks import PolishingTask
+
+        ctl = self.controller
+        ctl.osm.update(q, qd)
+        start = ctl.osm.position_m.copy()
+        rotation = ctl.osm.rotation.copy()
+        ctl.set_motion_target(start, rotation)
+        ctl.reset_velocity_integrator(qd)
+        if self.task_kind == "polishing":
+            p = self._p
+            self._task = PolishingTask(
+                start_position_m=start, start_rotation=rotation,
+                tip_offset_base_m=ctl.osm.tip_position_m - ctl.osm.position_m,
+                expected_surface_z_m=float(p["polishing_surface_z_m"]),
+                amplitude_m=check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
+                period_s=check_positive("polishing_period_s", p["polishing_period_s"]))
+            ctl.set_force_target(check_positive("polishing_force_n", p["polishing_force_n"]))
+            ctl.start_approach(t)
+        else:
+            ctl.enter_free_motion()
+        self._task_t0 = t
+
+    def _loop(self) -> None:
+        try:
+            if not self._wait_for_state():
+                return
+            period = 1.0 / self.rate_hz
+            with self._lock:
+                t, q, qd = self._joint
+                self._start_task(t, q, qd)
+            deadline = time.monotonic()
+            last = None
+            duration = float(self._p["polishing_duration_s"])
+            while self._running:
+                now = time.monotonic()
+                if last is not None:
+                    self._period_errors.append(abs(now - last - period))
+                last = now
+                self._cycle(duration)
+                deadline += period
+                delay = deadline - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                elif delay < -0.25:
+                    deadline = time.monotonic()
+        except Exception as exc:  # any fault: stop the arm and stay stopped
+            self._stop(f"control loop error: {type(exc).__name__}: {exc}")
+
+    def _cycle(self, duration: float) -> None:
+        with self._lock:
+            t, q, qd = self._joint
+            wrench = None if self._wrench_base is None else self._wrench_base.copy()
+            in_base = self._wrench_in_base_axes
+            current = None if self._current is None else self._current.copy()
+        ctl = self.controller
+        if wrench is not None and not in_base:  # tool0 axes (UR driver): rotate into base axes
+            rotation = ctl.osm.rotation
+            wrench = np.r_[rotation @ wrench[:3], rotation @ wrench[3:]]
+        if self._task is not None:
+            target = self._task.targets(t - self._task_t0, ctl.stage)
+            ctl.set_motion_target(target.position_m, target.rotation, twist=target.twist,
+                                  acceleration=target.acceleration)
+            if duration > 0 and self._task.sliding and t - self._task_t0 > duration:
+                self._stop("polishing finished", error=False)
+                return
+        a0 = time.perf_counter()
+        cmd = ctl.step(q, qd, t, wrench_base=wrench, current_a=current)
+        self._step_times.append(time.perf_counter() - a0)
+        for event in cmd.events:
+            text = f"stage {event}"
+            self._stage_events.append(text)
+            self.get_logger().info(text)
+        values = cmd.torque_nm if self.output_mode == "torque" else cmd.velocity_rad_s
+        if not np.all(np.isfinite(values)):
+            raise FloatingPointError("the control law produced NaN/inf")
+        self._command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+        self._last = cmd
+
+    def _stop(self, reason: str, *, error: bool = True) -> None:
+        if self._stopped_reason is not None:
+            return
+        self._stopped_reason = reason
+        (self.get_logger().error if error else self.get_logger().info)(f"controller stopped: {reason}")
+        try:
+            cmd = self.controller.stop()
+            if self.output_mode == "torque":
+                self._command_pub.publish(Float64MultiArray(data=[float(v) for v in cmd.torque_nm]))
+            # ur_interface brings the arm to rest on a zero velocity command (speedJ) in any mode
+            self._stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+        finally:
+            self._running = False
+            self._done.set()
+
+    # ---- reporting ------------------------------------------------------------------------------------------
+    def _publish_state(self) -> None:
+        cmd = getattr(self, "_last", None)
+        state: dict = {"stage": str(self.controller.stage.value) if hasattr(self.controller.stage, "value")
+                       else str(self.controller.stage),
+                       "stopped": self._stopped_reason}
+        if cmd is not None:
+            state.update(
+                force_error_n=[float(v) for v in np.ravel(cmd.force_error)[:6]],
+                contact_wrench_tip_base=[float(v) for v in np.ravel(cmd.contact_wrench_tip_base)],
+                position_error_m=float(np.linalg.norm(cmd.position_error_m)),
+                orientation_error_rad=float(np.linalg.norm(cmd.orientation_error_rad)),
+                sigma_min=float(cmd.sigma_min), singular=bool(cmd.singular_weight > 0))
+        if self._period_errors:
+            errors = np.array(self._period_errors[-5000:])
+            steps = np.array(self._step_times[-5000:])
+            state["period_error_us"] = {"median": float(np.median(errors) * 1e6),
+                                        "p99": float(np.percentile(errors, 99) * 1e6)}
+            state["step_time_us"] = {"median": float(np.median(steps) * 1e6),
+                                     "p99": float(np.percentile(steps, 99) * 1e6)}
+            del self._period_errors[:-5000], self._step_times[:-5000]
+        if self._stage_events:
+            state["events"] = list(self._stage_events)
+            self._stage_events.clear()
+        self._state_pub.publish(String(data=json.dumps(state)))
+
+    def _exit_when_done(self) -> None:
+        if self._done.is_set() and bool(self._p["exit_when_done"]):
+            raise SystemExit(0 if self._stopped_reason == "polishing finished" else 1)
+
+    def shutdown(self) -> None:
+        """Stop the control loop and leave the arm at rest."""
+        self._stop("shutdown", error=False)
+        self._thread.join(1.0)
+
+
+def main(args=None) -> int:
+    return run_node(OscControllerNode, args, name="osc_controller")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

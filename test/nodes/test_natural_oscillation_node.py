@@ -1,0 +1,93 @@
+"""natural_oscillation as a real process driving ur_interface (simulated UR3, torque mode) over DDS (loopback)."""
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from robot_dynamics_id.launch_emulation import plan_launch
+from robot_dynamics_id.nodes.probe import probe_session
+from robot_dynamics_id.ros_processes import NodeProcess, loopback_environment, start_node
+
+pytestmark = pytest.mark.ros
+
+REPO = Path(__file__).resolve().parents[2]
+UPRIGHT = "[0.0,-1.5708,0.0,-1.5708,0.0,0.0]"
+
+
+def _start_natural_oscillation(tmp_path, overrides):
+    cmd = [sys.executable, "-m", "robot_dynamics_id.nodes.natural_oscillation", "--ros-args",
+           "--params-file", str(REPO / "config" / "natural_oscillation.yaml")]
+    for item in overrides:
+        cmd += ["-p", item]
+    log_path = tmp_path / "natural_oscillation.log"
+    with open(log_path, "w") as log:
+        popen = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=loopback_environment(),
+                                 start_new_session=True)
+    return NodeProcess(popen, "natural_oscillation", log_path)
+
+
+def test_trials_run_through_ur_interface_and_a_fall_is_stopped_by_the_guard(tmp_path):
+    from robot_dynamics_id.sim.truth import nominal_truth
+
+    # The simulated arm (sim_truth_seed -1) is the nominal truth, friction included; the node's prior is
+    # that model and it feeds its friction forward, so the law differs from the arm only by the factors.
+    model_file = nominal_truth("ur3").save(tmp_path / "ur3_nominal_truth.yaml")
+    (interface_launch,) = plan_launch("ur_interface.launch.py", {"sim": "true"})
+    interface = start_node(interface_launch, log_dir=tmp_path, env=loopback_environment(),
+                           extra_ros_args=["-p", f"sim_initial_q_rad:={UPRIGHT}"])
+    probe = probe_session(name="natural_oscillation_test_probe")
+    progress: list[dict] = []
+    lock = threading.Lock()
+
+    def on_progress(msg: String) -> None:
+        with lock:
+            progress.append(json.loads(msg.data))
+
+    probe.create_subscription(String, "/natural_oscillation/progress", on_progress,
+                              QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+    node = None
+    try:
+        assert probe.wait_ready(40.0), f"ur_interface never became ready:\n{interface.log()}"
+        node = _start_natural_oscillation(tmp_path, [
+            f"model_file:={model_file}", "compensate_friction:=true", "window_s:=5.0",
+            # over-compensated (oscillates), then the elbow 10 % under-compensated (falls)
+            "trial_factors:=[1.3,1.3,1.3,0.9]"])
+        done = probe.wait_for(lambda: not node.alive(), 45.0)
+        assert done, f"natural_oscillation did not finish:\n{node.log()}"
+        assert node.popen.returncode == 0, node.log()
+        probe.wait_for(lambda: any(p.get("phase") == "done" for p in progress), 2.0)
+        with lock:
+            trials = [p for p in progress if p.get("phase") == "trial"]
+            final = [p for p in progress if p.get("phase") == "done"]
+        assert len(trials) == 2, (progress, node.log())
+        assert trials[0]["outcome"] == "does not fall"
+        assert trials[0]["duration_s"] > 2.0  # ran in torque mode until two periods or the window
+        assert trials[1]["outcome"] == "falls", (trials, node.log())
+        assert final and final[0]["guard_falls"] == 1
+        # The guard stopped the arm right after the bound: it came to rest not far beyond 0.5 rad.
+        def excursion_and_rest():
+            _, q, qd = probe.joint_arrays()
+            forearm = q[:, 1] + q[:, 2] - (-1.5708)
+            return np.abs(forearm).max(), np.abs(qd[-20:]).max()
+
+        # the probe's record may trail the processes by a moment on a loaded machine
+        probe.wait_for(lambda: excursion_and_rest()[0] > 0.5 and excursion_and_rest()[1] < 0.02, 10.0)
+        t, q, qd = probe.joint_arrays()
+        forearm = q[:, 1] + q[:, 2] - (-1.5708)
+        assert np.abs(forearm).max() > 0.5
+        assert np.abs(forearm).max() < 0.75, f"largest excursion {np.abs(forearm).max():.3f} rad"
+        assert np.abs(qd[-20:]).max() < 0.02, "the arm is not at rest after the fall"
+    finally:
+        if node is not None:
+            node.stop()
+        interface.stop()
+        probe.close()
+        rclpy.shutdown()
