@@ -203,8 +203,8 @@ def main() -> int:
     print(f"faults                {len(faults)}" + "".join(f"\n    {msg}" for _, _, msg in faults[:10]))
     print(f"commands rejected     {rejected[0]}")
     print(f"stand-in              {sa['ticks']} ticks, {sa['late_ticks']} late "
-          f"({100.0 * sa['late_ticks'] / max(1, sa['ticks']):.3f} %), max lateness {sa['max_lateness_s'] * 1000:.1f} ms, "
-          f"work per tick {sa['mean_work_time_s'] * 1e6:.0f} us")
+          f"({100.0 * sa['late_ticks'] / max(1, sa['ticks']):.3f} %), "
+          f"max lateness {sa['max_lateness_s'] * 1000:.1f} ms, work per tick {sa['mean_work_time_s'] * 1e6:.0f} us")
     for name, samples in memory.items():
         if samples:
             first, last = samples[0][1], samples[-1][1]

@@ -185,6 +185,6 @@ def check_excitation(base_regressor: np.ndarray, names, *, tolerance: float = 1e
     raise InsufficientExcitationError(
         f"the data excite only {rank} of {w.shape[1]} base parameters; unidentifiable: {', '.join(bad)}. "
         "Record a richer excitation (more joints moving, wider velocity range, optimised Fourier "
-        "trajectory: `rdi plan-excitation`) or fix these parameters from a prior.",
+        "trajectory: `rdi excite plan`) or fix these parameters from a prior.",
         bad,
     )

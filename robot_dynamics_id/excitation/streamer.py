@@ -39,7 +39,7 @@ class StreamerOutput:
     velocity_rad_s: np.ndarray
     trajectory_time_s: float
     fraction: float
-    phase: str  # "ramp_in" | "running" | "ramp_out" | "done"
+    phase: str  # "ramp_in" | "running" | "ramp_out" | "done" | "aborted"
     position_error_rad: float
 
 
@@ -51,16 +51,20 @@ class TrajectoryStreamer:
         ramp_s: duration of the speed ramps at start, end and on cancel.
         position_gain_per_s: proportional gain on the position error (1/s).
         start_tolerance_rad: largest allowed distance from the start pose, per joint.
+        max_position_error_rad: abort (command rest, phase "aborted") when the arm is farther than
+            this from the plan on any joint: it is not following (blocked, limited, or too slow).
     """
 
     def __init__(self, *, trajectory: JointTrajectory, ramp_s: float = 1.0, position_gain_per_s: float = 2.0,
-                 start_tolerance_rad: float = 0.05) -> None:
+                 start_tolerance_rad: float = 0.05, max_position_error_rad: float = 0.25) -> None:
         if ramp_s < 0 or position_gain_per_s < 0 or start_tolerance_rad <= 0:
             raise ValueError("ramp_s and position_gain_per_s must be >= 0, start_tolerance_rad > 0")
         self.trajectory = trajectory
         self.ramp_s = float(ramp_s)
         self.position_gain_per_s = float(position_gain_per_s)
         self.start_tolerance_rad = float(start_tolerance_rad)
+        self.max_position_error_rad = float(max_position_error_rad)
+        self.aborted: str | None = None
         self._t_start: float | None = None
         self._tau = 0.0
         self._rate = 0.0
@@ -111,12 +115,17 @@ class TrajectoryStreamer:
         q_ref, qd_ref, _ = self.trajectory.evaluate(self._tau)
         q_ref, qd_ref = np.ravel(q_ref), np.ravel(qd_ref)
         error = q_ref - q
+        worst = int(np.argmax(np.abs(error)))
+        if self.aborted is None and abs(error[worst]) > self.max_position_error_rad:
+            self.aborted = (f"joint {worst} is {abs(error[worst]):.3f} rad from the planned position (limit "
+                            f"{self.max_position_error_rad} rad): the arm does not follow the excitation; stopped")
+            self.done = True
         velocity = qd_ref * self._rate + self.position_gain_per_s * error
         if self._stopping_from is not None and self._rate <= 1e-6:
             self.done = True
         if self.done:
             velocity = np.zeros_like(velocity)
-        phase = ("done" if self.done else "ramp_out" if self._stopping_from is not None
+        phase = ("aborted" if self.aborted else "done" if self.done else "ramp_out" if self._stopping_from is not None
                  else "ramp_in" if self._rate < 1.0 - 1e-9 else "running")
         return StreamerOutput(velocity_rad_s=velocity, trajectory_time_s=self._tau,
                               fraction=self._tau / self.trajectory.duration_s if self.trajectory.duration_s else 1.0,

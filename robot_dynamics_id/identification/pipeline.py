@@ -149,7 +149,7 @@ def _torque_of(recording: Any, options: IdentificationOptions, n: int) -> tuple[
     if options.drive_gains_nm_per_a is None:
         raise ValueError("torques come from motor currents but no drive gains are given: pass "
                          "drive_gains_nm_per_a (Nm/A), or identify them first with a known-payload "
-                         "experiment (identification/drive_gains.identify_drive_gains, `rdi identify --payload`)")
+                         "experiment (identification/drive_gains.identify_drive_gains; README 'Drive gains')")
     gains = np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,))
     return np.asarray(current, float) * gains, "current_a x drive_gains_nm_per_a"
 

@@ -48,6 +48,8 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("approach_acceleration_rad_s2", "double", 0.5, "acceleration limit of that move", "rad/s^2"),
     ParameterSpec("ramp_s", "double", 1.0, "smooth speed ramp at the start, the end and on cancel", "s"),
     ParameterSpec("position_gain_per_s", "double", 2.0, "feedback on the position error (keeps the plan)", "1/s"),
+    ParameterSpec("max_position_error_rad", "double", 0.25,
+                  "stop if the arm lags the plan by more than this on any joint", "rad"),
     ParameterSpec("table_height_m", "double", 0.05,
                   "keep-out: every link origin and the TCP must stay above this height (base frame)", "m"),
     ParameterSpec("exit_when_done", "bool", True, "end the process when the trajectory is finished"),
@@ -58,6 +60,8 @@ _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # recorder that falls behind for a moment still receives every command (the robot reads only the newest).
 _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: joint states older than this (wall clock) stop the excitation
+_STALE_STATE_S = 0.5
 
 
 class ExcitationNode(Node):
@@ -95,8 +99,11 @@ class ExcitationNode(Node):
         self.streamer = TrajectoryStreamer(
             trajectory=trajectory, ramp_s=check_positive("ramp_s", p["ramp_s"], allow_zero=True),
             position_gain_per_s=check_positive("position_gain_per_s", p["position_gain_per_s"], allow_zero=True),
-            start_tolerance_rad=check_positive("start_tolerance_rad", p["start_tolerance_rad"]))
+            start_tolerance_rad=check_positive("start_tolerance_rad", p["start_tolerance_rad"]),
+            max_position_error_rad=check_positive("max_position_error_rad", p["max_position_error_rad"]))
         self._q: np.ndarray | None = None
+        self._robot_time_s = 0.0
+        self._received_s = 0.0
         self._q_lock = threading.Lock()
         self._cancel = threading.Event()
         self._finished = threading.Event()
@@ -121,6 +128,8 @@ class ExcitationNode(Node):
             return
         with self._q_lock:
             self._q = q
+            self._robot_time_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            self._received_s = time.monotonic()
 
     def _on_cancel(self, _msg: Empty) -> None:
         self.get_logger().warn("cancel requested: ramping out")
@@ -134,6 +143,11 @@ class ExcitationNode(Node):
     def _measured_q(self) -> np.ndarray | None:
         with self._q_lock:
             return None if self._q is None else self._q.copy()
+
+    def _measured(self) -> tuple[float, np.ndarray]:
+        """(robot time s, q rad) of the newest joint state."""
+        with self._q_lock:
+            return self._robot_time_s, self._q.copy()
 
     def _publish_progress(self, **fields) -> None:
         self._progress_pub.publish(String(data=json.dumps(fields)))
@@ -169,7 +183,8 @@ class ExcitationNode(Node):
                                       velocity_limit_rad_s=self._approach_limits[0],
                                       acceleration_limit_rad_s2=self._approach_limits[1], rate_hz=self.rate_hz)
             mover = TrajectoryStreamer(trajectory=approach, ramp_s=0.0,
-                                       position_gain_per_s=self.streamer.position_gain_per_s)
+                                       position_gain_per_s=self.streamer.position_gain_per_s,
+                                       max_position_error_rad=self.streamer.max_position_error_rad)
             if not self._play(mover, "approach"):
                 return
         self.get_logger().info("excitation started")
@@ -179,18 +194,32 @@ class ExcitationNode(Node):
     def _play(self, streamer: TrajectoryStreamer, label: str) -> bool:
         period = 1.0 / self.rate_hz
         deadline = time.monotonic()
-        next_progress = deadline
+        next_progress = -np.inf
         while True:
-            now = time.monotonic()
+            # The trajectory runs on the ROBOT's clock (joint-state stamps), so it stays in step with
+            # the arm even when the arm's controller (or a simulator) runs late or early.
+            now, q = self._measured()
+            if time.monotonic() - self._received_s > _STALE_STATE_S:
+                self.exit_code = 5
+                reason = f"no /joint_states for {_STALE_STATE_S} s: the robot interface is gone; stopped"
+                self.get_logger().error(reason)
+                self._publish_progress(stage=label, phase="aborted", reason=reason)
+                self._send(np.zeros(len(self._names)))
+                return False
             if self._cancel.is_set():
                 streamer.cancel(now)
-            out = streamer.command(now, self._measured_q())
+            out = streamer.command(now, q)
             self._send(out.velocity_rad_s)
-            if now >= next_progress or out.phase == "done":
+            if now >= next_progress or out.phase in ("done", "aborted"):
                 self._publish_progress(stage=label, phase=out.phase, fraction=round(out.fraction, 4),
                                        trajectory_time_s=round(out.trajectory_time_s, 4),
                                        position_error_rad=round(out.position_error_rad, 5))
                 next_progress = now + 0.1
+            if out.phase == "aborted":
+                self.exit_code = 4
+                self.get_logger().error(streamer.aborted)
+                self._publish_progress(stage=label, phase="aborted", reason=streamer.aborted)
+                return False
             if out.phase == "done":
                 return not self._cancel.is_set()
             deadline += period

@@ -81,3 +81,18 @@ def test_without_ramps_the_stream_ends_exactly_at_the_end():
     assert last.phase == "done"
     assert last.fraction == 1.0
     np.testing.assert_allclose(q, traj.end_position_rad, atol=2e-3)
+
+
+def test_an_arm_that_does_not_follow_aborts_the_stream():
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.2, max_position_error_rad=0.1)
+    q = traj.start_position_rad.copy()  # the arm never moves (blocked)
+    t = 0.0
+    for _ in range(5000):
+        out = streamer.command(t, q)
+        t += 0.002
+        if out.phase == "aborted":
+            break
+    assert out.phase == "aborted"
+    assert np.all(out.velocity_rad_s == 0)
+    assert "does not follow" in streamer.aborted

@@ -131,6 +131,16 @@ def test_upper_range_offset_and_direct_torque_gate():
     assert plant.calls == []  # compiled as a no-op below PolyScope 5.26 (ur_rtde 1.6.5)
 
 
+def test_command_line_refuses_a_non_loopback_address():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "robot_dynamics_id.sim.ur_controller", "--host", "10.1.2.3"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "not a loopback address" in result.stderr
+
+
 def test_personalities_and_loopback_guard():
     assert get_personality("cb3").rate_hz == 125.0 and get_personality("cb3").version[0] == 3
     assert get_personality("e-series").rate_hz == 500.0 and get_personality("e").version[0] == 5

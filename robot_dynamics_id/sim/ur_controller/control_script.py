@@ -19,13 +19,12 @@ tick (one ``sync()`` of the real script).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Command", "ControlScript", "Registers", "REALTIME_COMMANDS", "ScriptError"]
+__all__ = ["Command", "ControlScript", "Registers", "REALTIME_COMMANDS", "ScriptError", "parse_register_offsets"]
 
 N_REGISTERS = 48
 
@@ -244,6 +243,3 @@ def parse_register_offsets(script_text: str) -> tuple[int, int]:
 
     return find("reg_offset_int"), find("reg_offset_float")
 
-
-def is_finite_number(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -120,8 +120,8 @@ class StandInProcess:
         run_env.setdefault("PYTHONUNBUFFERED", "1")
         self._log_file = open(self.log_path, "w")
         # stdin is a pipe nobody writes to: when this process dies, the stand-in sees EOF and exits
-        self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file, env=run_env,
-                                      text=True, start_new_session=True)
+        self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file,
+                                      env=run_env, text=True, start_new_session=True)
         self.ports: dict[str, int] = {}
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()

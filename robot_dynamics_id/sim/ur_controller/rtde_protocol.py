@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "HEADER", "PackageType", "ProtocolError", "Recipe", "INPUT_FIELDS", "OUTPUT_FIELDS",
-    "frame", "input_field_type", "output_field_type", "pack_values", "split_packages", "unpack_values",
+    "frame", "input_field_type", "output_field_type", "pack_values", "split_packages", "text_message",
+    "unpack_values",
 ]
 
 #: the package header: uint16 size (header included), uint8 type
