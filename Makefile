@@ -23,6 +23,8 @@ ifeq ($(ROS_DISTRO),humble)
 export ROS_LOCALHOST_ONLY := 1
 endif
 export PYTHONUNBUFFERED := 1
+# Small matrices on 2 cores shared by several processes: threaded BLAS is far slower here.
+export OPENBLAS_NUM_THREADS ?= 1
 # The simulator renders nothing; never let MuJoCo look for a display.
 export MUJOCO_GL := egl
 

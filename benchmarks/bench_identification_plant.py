@@ -179,23 +179,29 @@ def run_robot(robot_name: str, *, duration_s: float, truth_seed: int, anneal_ite
 
     csv_ok = True
     if csv_check:
-        from robot_dynamics_id.identification.job import run_identify
+        from robot_dynamics_id.identification.job import run_drive_gains, run_identify
         from robot_dynamics_id.io.ur_csv import write_ur_csv
 
         with tempfile.TemporaryDirectory(prefix="rdi_bench_csv_") as tmp:
             train_csv = write_ur_csv(Path(tmp) / "train.csv", pair.without_payload.recording)
+            payload_csv = write_ur_csv(Path(tmp) / "train_payload.csv", pair.with_payload.recording)
             val_csv = write_ur_csv(Path(tmp) / "validation.csv", validation_run.recording)
             t0 = time.perf_counter()
+            csv_gains = run_drive_gains(train_csv, payload_csv, robot=robot_name, payload_mass_kg=pair.payload.mass_kg,
+                                        payload_com_m=pair.payload.com_m,
+                                        payload_inertia_about_com_kgm2=pair.payload.inertia_about_com_kgm2)
             summary = run_identify(train_csv, robot=robot_name, out_dir=Path(tmp) / "out", torque_source="current",
-                                   drive_gains_nm_per_a=gains.gains_nm_per_a.tolist(), validation_path=val_csv,
+                                   drive_gains_nm_per_a=csv_gains["drive_gains_nm_per_a"], validation_path=val_csv,
                                    progress=False, plots=False)
             t_csv = time.perf_counter() - t0
+        csv_gain_error = np.asarray(csv_gains["drive_gains_nm_per_a"]) / truth.drive_gains_nm_per_a - 1.0
         csv_fit = np.asarray(summary["validation_fit_percent"])
-        csv_ok = bool(np.all(csv_fit >= FIT_BAR_PERCENT)) and summary["physically_consistent"]
-        print(f"ur_rtde CSV round trip (rdi identify --data train.csv --validate validation.csv --torque-source "
-              f"current --drive-gains <identified>), {t_csv:.1f} s:")
-        print(f"  validation fit % {_fmt(csv_fit)}; physically consistent {summary['physically_consistent']} "
-              f"({_ok(csv_ok)})")
+        csv_ok = (bool(np.all(csv_fit >= FIT_BAR_PERCENT)) and summary["physically_consistent"]
+                  and bool(np.all(np.abs(csv_gain_error) < GAIN_ERROR_BAR)))
+        print(f"ur_rtde CSV files (job.run_drive_gains on train.csv + train_payload.csv, then rdi identify --data "
+              f"train.csv --validate validation.csv --torque-source current --drive-gains <those>), {t_csv:.1f} s:")
+        print(f"  gain error % {_fmt(100 * csv_gain_error)}; validation fit % {_fmt(csv_fit)}; physically consistent "
+              f"{summary['physically_consistent']} ({_ok(csv_ok)})")
     return gains_ok and fit_ok and consistent_ok and base_ok and csv_ok
 
 

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+
+# Before numpy loads: the package's matrices are small, and threaded BLAS on a shared
+# 2-core machine was measured 50x slower on them (identification, excitation planning).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import __version__, commands
 

@@ -18,12 +18,25 @@ or joint velocities (robots with velocity commands only, e.g. the CB3 UR3 via sp
 the closed-loop model ``qdd = M^-1 (Gamma - h + J^T w_ext)`` is integrated one period).
 
 Units: m, rad, s, N, Nm. Twists/wrenches in base axes (see operational_space.py).
-Real-time: ``step`` allocates little and takes about 0.05 ms on a desktop core; its
-:class:`ControlCommand` is reused between cycles (copy what you keep).
+In the HYBRID stage ``law='projected'`` replaces the P2 law by Aghili's projected hybrid
+law (seeds.md P5; see :meth:`OperationalSpaceController._projected_torque`).
+
+Real-time: ``step`` allocates little and takes 0.05 ms (free motion) to 0.08 ms (hybrid)
+median of one core's CPU time (benchmarks/bench_controller.py); its :class:`ControlCommand`
+is reused between cycles (copy what you keep).
+
+Compliant joints (Bicchi & Melchiorri, seeds.md P4; control/flexible.py
+``ur_force_setpoint_correction``) are not an option of this controller: that correction is
+an offline, iterative (Levenberg-Marquardt) change of the JOINT POSITION set-point for a
+position-controlled arm whose force loop holds the sensor wrench; here the force loop
+acts on the wrench at the tool tip through the model each cycle, and the simulated plant's
+joints are rigid, so it could neither run in the cycle nor show an effect. Use it offline
+to correct the contact pose given to ``set_motion_target``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -155,11 +168,15 @@ class ControllerConfig:
     #: velocity) is safe through a compliant pad; with a rigid tool on a stiff surface
     #: 0.05 was needed.
     friction_compensation_velocity_rad_s: float = 0.01
-    #: which joint velocity the compensation is evaluated at: "measured", or "desired" (the
+    #: which joint velocity the compensation is evaluated at: "measured" (default: through a
+    #: compliant pad it compensates as soon as a stuck joint breaks away: in the simulated
+    #: singularity crossing the force error fell from 3.2 N ("sum") to 0.8 N, polishing was
+    #: unchanged at 0.45 N), or "desired" (the
     #: motion target's twist mapped to the joints with the dynamically consistent inverse
     #: M^-1 J^T Lambda; smooth, so no chatter at reversals, but blind to motion the force
     #: loop makes), or "sum" (desired + measured minus their common part: desired where the
-    #: target moves, measured along the force-controlled directions)
+    #: target moves, measured along the force-controlled directions; the choice for a rigid
+    #: tool on a stiff surface)
     friction_velocity_source: str = "measured"
     # ---- sensorless force estimation -------------------------------------------------
     observer_gain_per_s: float = 60.0
@@ -294,6 +311,7 @@ class OperationalSpaceController:
         smoothing = max(cfg.friction_compensation_velocity_rad_s, SIGN_SMOOTHING_RAD_S)
         self._fr_inv_sign = 1.0 / smoothing
         self._fr_inv_vk = 1.0 / np.maximum(fr.coulomb_velocity_rad_s, smoothing)
+        self._fr_same_smoothing = bool(np.all(self._fr_inv_vk == self._fr_inv_sign))
         self._drive_gains = np.asarray(model.drive_gains_nm_per_a, float)
         self._torque_limit = np.asarray(robot.torque_limit_nm, float)
         self._velocity_limit = np.asarray(robot.velocity_limit_rad_s, float)
@@ -475,7 +493,8 @@ class OperationalSpaceController:
         c = self.command
         if self._stopped:
             return c
-        if not (np.isfinite(q_rad).all() and np.isfinite(qd_rad_s).all()):  # one check per array
+        # NaN/inf propagate through a dot product: two cheap calls instead of isfinite().all() twice
+        if not math.isfinite(float(q_rad @ q_rad) + float(qd_rad_s @ qd_rad_s)):
             raise ValueError("joint state contains NaN or inf: stop the robot (controller.stop()) and check the "
                              "robot interface")
         if not self._has_motion_target:
@@ -694,8 +713,19 @@ class OperationalSpaceController:
         computes it (inlined: this runs every cycle), with its sign switching smoothed over at least
         ``friction_compensation_velocity_rad_s``."""
         r = qd * self._fr_inv_xs
-        return (self._fr_static * np.tanh(qd * self._fr_inv_sign) / (1.0 + r * r)
-                + self._fr_coulomb * np.tanh(qd * self._fr_inv_vk) + self._fr_viscous * qd + self._fr_offset)
+        r *= r
+        r += 1.0
+        if self._fr_same_smoothing:
+            # the static and Coulomb sign functions coincide (both smoothed over the same speed)
+            tau = self._fr_static / r
+            tau += self._fr_coulomb
+            tau *= np.tanh(qd * self._fr_inv_sign)
+        else:
+            tau = self._fr_static * np.tanh(qd * self._fr_inv_sign) / r
+            tau += self._fr_coulomb * np.tanh(qd * self._fr_inv_vk)
+        tau += self._fr_viscous * qd
+        tau += self._fr_offset
+        return tau
 
     def reset_velocity_integrator(self, qd_rad_s: np.ndarray) -> None:
         """Seed the velocity-output integrator (e.g. with the measured velocity at start)."""

@@ -3,8 +3,21 @@
 * :func:`run_polishing` — the polishing task of Jamisola et al. (seeds.md P2) scaled to a
   UR3: approach a curved surface unknown to the controller, make contact through the
   three stages of P2 eq. (10), then hold the normal force while tracking a sinusoid
-  along the surface (0.08 m amplitude, 5 s period) with zero moments about the tool x
-  and y axes, while the base moves slowly (the person pushing the mobile base in P2).
+  along the surface (0.08 m amplitude, 5 s period) while the base moves slowly (the
+  person pushing the mobile base in P2). By default the tool orientation is
+  motion-controlled (``align_with_surface=True`` gives P2's zero moments about tool x
+  and y instead; with the simulated BALL pad no moment about the contact point exists,
+  so those axes would be left free and drift: use it only with a flat pad).
+
+  The tool is :data:`POLISHING_TOOL`: a 0.3 kg, 10 cm shaft ending in a 1 cm-radius
+  ball pad on a 3 kN/m, 25 N s/m prismatic spring-damper (50 g; P2's compliant
+  polishing pad: motion at the stiff sensor frame, force at the compliant tip), on the
+  contact :data:`~robot_dynamics_id.sim.scene.POLISHING_PAD_CONTACT` (elliptic cone,
+  friction 0.15). With the rigid ball of the first version (``tool=Tool(),
+  contact=ContactModel()``, stiff 1.4e5 N/m contact, pyramidal cone, friction 0.3) the
+  joints' stick-slip at every velocity reversal went straight into the contact force
+  (drops to 0 and peaks of 14-20 N): no force loop gain could fix that without a
+  compliance in series.
 * :func:`run_free_motion` — motion control only along a fast Cartesian path (P2's free
   motion experiment).
 * :func:`run_singularity_crossing` — sliding in contact along a spherical wall on a path
@@ -392,6 +405,34 @@ class SingularityResult:
     commanded_torque_nm: np.ndarray
     desired_force_n: float
     crossing_start_s: float
+    #: smallest singular value of the motion-point Jacobian each cycle (controller's view)
+    sigma_min: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: sigma_min below which the controller's singularity treatment acts (region_enter_sigma)
+    region_enter_sigma: float = 0.0
+
+    @property
+    def in_region(self) -> np.ndarray:
+        """Cycles after the crossing started with the arm inside the singular region."""
+        return (self.time_s >= self.crossing_start_s) & (self.sigma_min < self.region_enter_sigma)
+
+    @property
+    def time_in_region_s(self) -> float:
+        return float(np.sum(self.in_region) * (self.time_s[1] - self.time_s[0])) if len(self.time_s) > 1 else 0.0
+
+    @property
+    def max_force_error_in_region_n(self) -> float:
+        sel = self.in_region
+        return float(np.max(np.abs(self.desired_force_n - self.normal_force_true_n[sel]))) if sel.any() else 0.0
+
+    @property
+    def max_joint_acceleration_in_region_rad_s2(self) -> float:
+        sel = self.in_region
+        return float(np.max(np.abs(self.joint_acceleration_rad_s2[sel]))) if sel.any() else 0.0
+
+    @property
+    def min_sigma(self) -> float:
+        sel = self.time_s >= self.crossing_start_s
+        return float(np.min(self.sigma_min[sel])) if sel.any() and len(self.sigma_min) else float("inf")
 
     @property
     def max_force_error_n(self) -> float:
@@ -427,7 +468,7 @@ def run_singularity_crossing(
     truth: DynamicModel | None = None,
     normal_force_n: float = 10.0,
     q5_start_rad: float = 0.35,
-    travel_m: float = 0.12,
+    travel_m: float | None = 0.12,
     travel_time_s: float = 3.0,
     rate_hz: float = 500.0,
     noise: bool = True,
@@ -440,7 +481,10 @@ def run_singularity_crossing(
 
     The wall is placed tangent to the tool tip at :data:`SINGULAR_Q_RAD` (tool pointing
     horizontally); the arm starts with q5 = ``q5_start_rad`` (same tip point, tool normal
-    to the wall), and the motion target slides ``travel_m`` along the wall so that q5
+    to the wall), and the motion target slides ``travel_m`` along the wall (0.12 m ends the path
+    at about the singular pose; ``None`` = twice the start's arc distance from it, so the path
+    ends as far beyond: with the orientation held the wrist must then flip q4/q6, and in the
+    simulation every method loses contact there) so that q5
     crosses zero with the orientation held. Motion axes: tool x, y and rz; force along
     tool z; zero moments about tool x, y (as in polishing).
     """
@@ -497,6 +541,8 @@ def run_singularity_crossing(
     if best is None:
         raise RuntimeError("could not place the singularity-crossing start pose")
     _, s_start, q_start = best
+    if travel_m is None:
+        travel_m = 2.0 * abs(s_start)
     s_end = s_start - np.sign(s_start) * travel_m  # through s = 0 (the singular pose) and beyond
     surface = CurvedSurface(kind="sphere", centre_m=tuple(centre), radius_m=radius)
     scene = Scene(tool=tool, surface=surface, contact=contact)
@@ -519,7 +565,7 @@ def run_singularity_crossing(
     press_time = 1.5
     ctl.set_motion_target(ctl.osm.position_m - normal_out * 0.01, rotation_d)
     ctl.start_approach(t0)
-    times, q5, f_true, qdd, taus = [], [], [], [], []
+    times, q5, f_true, qdd, taus, sigmas = [], [], [], [], [], []
     crossing_start = np.inf
     n_steps = int((press_time + travel_time_s + 1.0) / period)
     for _ in range(n_steps):
@@ -547,7 +593,9 @@ def run_singularity_crossing(
         f_true.append(float(-z_tool @ sim.contact_force_world()))
         qdd.append(cmd.joint_acceleration_rad_s2.copy())
         taus.append(cmd.joint_torque_nm.copy())
+        sigmas.append(cmd.sigma_min)
     return SingularityResult(method=str(method), time_s=np.array(times), q5_rad=np.array(q5),
                              normal_force_true_n=np.array(f_true), joint_acceleration_rad_s2=np.array(qdd),
                              commanded_torque_nm=np.array(taus), desired_force_n=normal_force_n,
-                             crossing_start_s=float(crossing_start))
+                             crossing_start_s=float(crossing_start), sigma_min=np.array(sigmas),
+                             region_enter_sigma=ctl.config.singularity_region_enter_sigma)

@@ -26,7 +26,7 @@ import numpy as np
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
 
-__all__ = ["TORQUE_SOURCES", "load_recording", "run_identify", "run_validate", "torque_data"]
+__all__ = ["TORQUE_SOURCES", "load_recording", "run_drive_gains", "run_identify", "run_validate", "torque_data"]
 
 TORQUE_SOURCES = ("auto", "current", "target_moment", "effort")
 METHODS = ("consistent", "wls", "ols", "irls")
@@ -73,7 +73,7 @@ def torque_data(recording, *, torque_source: str = "auto", drive_gains_nm_per_a=
     if source == "current":
         if drive_gains_nm_per_a is None:
             raise ValueError("torque source 'current' needs the drive gains (Nm/A per joint): pass --drive-gains "
-                             "k1,...,k6, or identify them with a known payload (rdi drive-gains)")
+                             "k1,...,k6, or identify them with a known payload (identification/job.run_drive_gains)")
         gains = np.asarray(drive_gains_nm_per_a, float)
         if gains.shape != (values.shape[1],) or np.any(gains <= 0):
             raise ValueError(f"--drive-gains needs {values.shape[1]} positive values, got {gains.tolist()}")
@@ -127,6 +127,36 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "identify_s": float(sum(result.timings_s.values())),
         "warnings": list(getattr(recording, "warnings", ()) or ()),
     }
+
+
+def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
+                    payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
+                    ur_driver_topics: bool = False) -> dict:
+    """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
+    with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
+
+    Returns a JSON-ready dict: ``drive_gains_nm_per_a``, ``std_nm_per_a``, ``relative_std``, the
+    cut-off and Stribeck velocities used. Pass the gains to :func:`run_identify` (``--drive-gains``).
+    """
+    from .drive_gains import identify_drive_gains_from_recordings
+
+    rm = load_robot(robot)
+    recordings = []
+    for path in (without_payload_path, with_payload_path):
+        rec = load_recording(path, robot=rm, ur_driver_topics=ur_driver_topics)
+        if getattr(rec, "current_a", None) is None:
+            raise ValueError(f"{path} holds no motor currents; drive gains need current_a in both recordings")
+        recordings.append(rec)
+    estimate = identify_drive_gains_from_recordings(
+        rm, recordings[0], recordings[1], payload_mass_kg=payload_mass_kg, payload_com_m=payload_com_m,
+        payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2)
+    return {"drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
+            "std_nm_per_a": estimate.gains_std_nm_per_a.tolist(),
+            "relative_std": estimate.relative_std.tolist(),
+            "cutoff_hz": estimate.cutoff_hz,
+            "stribeck_velocity_rad_s": None if estimate.stribeck_velocity_rad_s is None
+            else estimate.stribeck_velocity_rad_s.tolist(),
+            "residual_rms_a": estimate.residual_rms_a.tolist()}
 
 
 def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str | Path, torque_source: str = "auto",

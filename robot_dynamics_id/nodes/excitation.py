@@ -61,7 +61,7 @@ _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: joint states older than this (wall clock) stop the excitation
-_STALE_STATE_S = 0.5
+_STALE_STATE_S = 1.0
 
 
 class ExcitationNode(Node):

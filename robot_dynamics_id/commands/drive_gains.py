@@ -1,0 +1,47 @@
+"""``rdi drive-gains``: motor-current-to-torque gains from the same excitation without and with a known payload."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+COMMAND = "drive-gains"
+HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
+
+
+def _vector(text: str, n: int, name: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{name} {text!r}: give {n} comma-separated numbers") from None
+    if len(values) != n:
+        raise ValueError(f"{name} {text!r}: give {n} comma-separated numbers")
+    return values
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", required=True, help="recording without payload (bag or ur_rtde CSV, with currents)")
+    parser.add_argument("--payload-data", required=True, help="the same excitation with the payload mounted")
+    parser.add_argument("--payload-kg", type=float, required=True, help="payload mass, kg")
+    parser.add_argument("--payload-com", default="0,0,0", help="payload centre of mass in tool0, m (x,y,z)")
+    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path")
+    parser.add_argument("--ur-driver-topics", action="store_true", help="bags from the official UR driver")
+    parser.add_argument("--out", help="also write the result as JSON to this file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..identification.job import run_drive_gains
+
+    if not args.payload_kg > 0:
+        raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
+    result = run_drive_gains(args.data, args.payload_data, robot=args.robot, payload_mass_kg=args.payload_kg,
+                             payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
+                             ur_driver_topics=args.ur_driver_topics)
+    gains = result["drive_gains_nm_per_a"]
+    print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
+    print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))
+    print(f"use them with: rdi identify --drive-gains {','.join(f'{g:.4g}' for g in gains)} --torque-source current")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0
