@@ -125,13 +125,19 @@ def main() -> int:
     stop_feeding = threading.Event()
     rejected = [0]
 
-    def feeder() -> None:  # a ROS-like publisher: 100 Hz, slow sine on joint 0 (±0.2 rad/s, 8 s period)
+    q_start = np.array(loop.latest_state.q_rad)
+
+    def feeder() -> None:
+        # a ROS-like publisher: 100 Hz, slow sine on joint 0 (±0.2 rad/s, 8 s period) plus a weak pull of
+        # every joint back to its start so that nothing drifts towards a limit in a long run
         t0 = time.monotonic()
         next_t = t0
         while not stop_feeding.is_set():
             t = time.monotonic() - t0
+            qd = -0.5 * (np.array(loop.latest_state.q_rad) - q_start)
+            qd[0] += 0.2 * math.sin(2 * math.pi * t / 8.0)
             try:
-                loop.submit_velocity([0.2 * math.sin(2 * math.pi * t / 8.0), 0, 0, 0, 0, 0], 10.0)
+                loop.submit_velocity(qd, 10.0)
             except CommandRejected:
                 rejected[0] += 1
             next_t += 0.01
@@ -208,6 +214,8 @@ def main() -> int:
           f"({100.0 * missed / max(1, expected_samples):.3f} %)")
     print(f"faults                {len(faults)}" + "".join(f"\n    {msg}" for _, _, msg in faults[:10]))
     print(f"commands rejected     {rejected[0]}")
+    if loop.latest_state is not None:
+        print(f"final q - start (rad) {np.round(np.array(loop.latest_state.q_rad) - q_start, 4).tolist()}")
     print(f"stand-in              {sa['ticks']} ticks, {sa['late_ticks']} late "
           f"({100.0 * sa['late_ticks'] / max(1, sa['ticks']):.3f} %), "
           f"max lateness {sa['max_lateness_s'] * 1000:.1f} ms, work per tick {sa['mean_work_time_s'] * 1e6:.0f} us")

@@ -199,6 +199,7 @@ class RtdeBackend(RobotBackend):
         self._dashboard: socket.socket | None = None
         self._stale_connects = 0
         self._closing = False
+        self._aborted = False
         _LIVE_BACKENDS.add(self)
 
     # ---- connection -------------------------------------------------------------------
@@ -253,8 +254,12 @@ class RtdeBackend(RobotBackend):
         self._stale_reads = 0
         self._open_dashboard()
 
+    def abort(self) -> None:
+        """Make a :meth:`connect` running in another thread give up soon (for a loop that is stopping)."""
+        self._aborted = True
+
     def _check_closing(self) -> None:
-        if self._closing:
+        if self._closing or self._aborted:
             raise BackendError("the RTDE backend is shutting down")
 
     def _wait_for_fresh_sample(self) -> RobotState:
