@@ -130,6 +130,10 @@ def main() -> int:
     def feeder() -> None:
         # a ROS-like publisher: 100 Hz, slow sine on joint 0 (±0.2 rad/s, 8 s period) plus a weak pull of
         # every joint back to its start so that nothing drifts towards a limit in a long run
+        try:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        except OSError:
+            pass
         t0 = time.monotonic()
         next_t = t0
         while not stop_feeding.is_set():
@@ -143,14 +147,15 @@ def main() -> int:
             next_t += 0.01
             time.sleep(max(0.0, next_t - time.monotonic()))
 
-    threading.Thread(target=feeder, daemon=True).start()
     if not args.no_priority:
         # the driver side as a robot driver runs it: the loop and ur_rtde threads (this process and the
-        # control process) SCHED_FIFO below the stand-in's loop; each sleeps most of every period
+        # control process) SCHED_FIFO below the stand-in's loop; each sleeps most of every period. The
+        # feeder (a stand-in for a ROS publisher) is started afterwards and returns to normal scheduling.
         fifo = [realtime_threads(os.getpid(), 10)]
         if loop.backend._proxy is not None:
             fifo.append(realtime_threads(loop.backend._proxy.popen.pid, 10))
         print(f"SCHED_FIFO threads: {sum(fifo)}", flush=True)
+    threading.Thread(target=feeder, daemon=True).start()
 
     def proxy_pid():
         proxy = loop.backend._proxy

@@ -36,7 +36,7 @@ def node_run(seconds: float, log_dir: str, probe: RobotProbe) -> np.ndarray:
     proc = start_node(node, log_dir=log_dir, env=loopback_environment(),
                       extra_ros_args=["-p", "status_rate_hz:=1.0"])
     try:
-        if not probe.wait_ready(60.0):
+        if not probe.wait_ready(60.0, pid=proc.pid):
             raise RuntimeError(proc.log())
         probe.statuses.clear()
         time.sleep(seconds)

@@ -110,7 +110,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
                               QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
     excitation_proc = None
     try:
-        if not probe.wait_ready(120.0):
+        if not probe.wait_ready(120.0, pid=interface.pid):
             raise RuntimeError(f"ur_interface did not become ready; its log:\n{interface.log()[-3000:]}")
         if not wait_until(lambda: "recording /joint_states" in logger.log(), 60.0):
             raise RuntimeError(f"torque_logger did not start recording; its log:\n{logger.log()[-3000:]}")
@@ -199,7 +199,7 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
                               QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
     controller = None
     try:
-        if not probe.wait_ready(120.0):
+        if not probe.wait_ready(120.0, pid=interface.pid):
             raise RuntimeError(f"ur_interface did not become ready; its log:\n{interface.log()[-3000:]}")
         controller = start_node(nodes["osc_controller"], log_dir=out / "logs", env=env)
         t_start = time.monotonic()

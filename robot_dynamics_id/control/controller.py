@@ -342,6 +342,7 @@ class OperationalSpaceController:
         self._xd_d = np.zeros(6)
         self._xdd_d = np.zeros(6)
         self._wrench_d_task = np.zeros(6)
+        self._wrench_d_force = np.zeros(6)
         self._has_motion_target = False
         # ---- state ----
         self._integral = np.zeros(6)
@@ -451,6 +452,8 @@ class OperationalSpaceController:
             raise ValueError(f"moment target {np.linalg.norm(w[3:]):.2f} Nm exceeds max_moment_nm = "
                              f"{cfg.max_moment_nm} Nm")
         self._wrench_d_task[:] = w
+        # the feed-forward f_d of P2 eq. (2) acts on the force-controlled axes only
+        np.multiply(w, self._force_mask, out=self._wrench_d_force)
 
     def start_approach(self, time_s: float) -> StageEvent | None:
         """Begin the contact sequence (stage 1: pure motion towards the motion target, P2 eq. (10))."""
@@ -601,7 +604,7 @@ class OperationalSpaceController:
             f_star = kpf * err + kif * self._integral - self._kvf * (A.T @ twist)
             f_star *= self._force_mask
             f_star_o = A @ f_star
-            ff_o = A @ (self._wrench_d_task * self._force_mask)
+            ff_o = A @ self._wrench_d_force
             # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
             if projected:
                 tau_projected = self._projected_torque(accel, err, lam, d, twist, qd_rad_s)

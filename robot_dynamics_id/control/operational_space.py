@@ -145,7 +145,10 @@ class OperationalSpaceModel:
         self.lambda_inv = np.zeros((6, 6))
         self.twist = np.zeros(6)
         self._minv_jt = np.zeros((n, 6))
-        self._lower = np.tril_indices(n, -1)
+        self._lower_mask = np.tril(np.ones((n, n), dtype=bool), -1)
+        # the F/T moments' reference point is the motion point unless the offsets differ
+        self._wrench_point_is_motion_point = bool(
+            np.allclose((sensor.inverse() * _as_se3(wrench_reference_offset)).homogeneous, np.eye(4)))
 
     def update(self, q_rad: np.ndarray, qd_rad_s: np.ndarray) -> None:
         """Recompute every model term at (q, qd): one computeAllTerms pass + M^-1 (about 10 us)."""
@@ -153,25 +156,25 @@ class OperationalSpaceModel:
         # computeAllTerms: kinematics with zero acceleration, CRBA (full symmetric M),
         # nonlinear effects h and joint Jacobians in one pass.
         pin.computeAllTerms(m, d, q_rad, qd_rad_s)
-        pin.updateFramePlacement(m, d, self.motion_frame_id)
-        pin.updateFramePlacement(m, d, self.force_frame_id)
-        self.wrench_point_m[:] = pin.updateFramePlacement(m, d, self.wrench_frame_id).translation
+        om = pin.updateFramePlacement(m, d, self.motion_frame_id)
+        ot = pin.updateFramePlacement(m, d, self.force_frame_id)
         self.M[:] = d.M
         self.h[:] = d.nle
         self.J[:] = pin.getFrameJacobian(m, d, self.motion_frame_id, _LWA)
         # Classical acceleration at zero qdd = Jd qd (the Coriolis part of mu, P2 eq. (1)).
         self.dJ_qd[:] = pin.getFrameClassicalAcceleration(m, d, self.motion_frame_id, _LWA).vector
-        om = d.oMf[self.motion_frame_id]
         self.position_m[:] = om.translation
         self.rotation[:] = om.rotation
-        ot = d.oMf[self.force_frame_id]
         self.tip_position_m[:] = ot.translation
         self.tip_rotation[:] = ot.rotation
+        if self._wrench_point_is_motion_point:
+            self.wrench_point_m[:] = self.position_m
+        else:
+            self.wrench_point_m[:] = pin.updateFramePlacement(m, d, self.wrench_frame_id).translation
         # M^-1 by ABA-style recursion (pinocchio fills the upper triangle only).
-        pin.computeMinverse(m, d, q_rad)
-        mi = d.Minv
+        mi = pin.computeMinverse(m, d, q_rad)
         self.M_inv[:] = mi
-        self.M_inv[self._lower] = self.M_inv.T[self._lower]
+        np.copyto(self.M_inv, mi.T, where=self._lower_mask)
         np.dot(self.M_inv, self.J.T, out=self._minv_jt)
         # P2, eq. (1): Lambda^-1 = J M^-1 J^T.
         np.dot(self.J, self._minv_jt, out=self.lambda_inv)

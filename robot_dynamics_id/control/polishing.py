@@ -69,10 +69,9 @@ def tool_payload(tool: Tool) -> Payload:
 def _apply_contact_cone(sim: SimulatedUR, contact_cone: str | None) -> None:
     """Diagnostic: switch the plant's friction cone ('elliptic' or 'pyramidal'; None = the scene's).
 
-    The scene (sim/mjcf.py) uses MuJoCo's default pyramidal cone; with the stiff contact
-    (2e5 N/m) a sliding ball tip then chatters (the true normal force drops to 0 for a few
-    ms and jumps to ~20 N) with either command path. An elliptic cone removes most of it.
-    This sets the compiled model's option directly (a recommendation for sim/mjcf.py).
+    The scene's :class:`~robot_dynamics_id.sim.scene.ContactModel` ``cone`` sets it when the
+    MJCF is built (the polishing contact uses 'elliptic'); this overrides the compiled model's
+    option afterwards, for comparisons.
     """
     if contact_cone is None:
         return

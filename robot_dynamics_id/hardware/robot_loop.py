@@ -122,6 +122,9 @@ class RobotLoop:
     def stop(self, timeout_s: float = 2.0) -> None:
         """Stop the arm, end the loop and disconnect. Safe to call more than once."""
         self._stop_event.set()
+        abort = getattr(self.backend, "abort", None)
+        if abort is not None and self._status.state == LoopState.CONNECTING:
+            abort()  # a connection attempt in progress may block for many seconds
         if self._thread is not None:
             self._thread.join(timeout_s)
         self._set_status(state=LoopState.STOPPED)
@@ -299,6 +302,10 @@ class RobotLoop:
         state = backend.read()
         self._latest = state
         problem = self._robot_problem(state)
+        if problem is not None and not state.program_running and state.safety_mode == int(SafetyMode.NORMAL) \
+                and state.robot_mode == int(RobotMode.RUNNING):
+            # The control script stopped while the robot is fine: reconnecting uploads it again.
+            raise BackendError("control script not running on the controller")
         if problem is not None:
             self._fault(problem)
         elif self._status.state == LoopState.FAULT:

@@ -132,7 +132,7 @@ class ExcitationNode(Node):
             self._received_s = time.monotonic()
 
     def _on_cancel(self, _msg: Empty) -> None:
-        self.get_logger().warn("cancel requested: ramping out")
+        self.get_logger().warning("cancel requested: ramping out")
         self._cancel.set()
 
     def _check_finished(self) -> None:

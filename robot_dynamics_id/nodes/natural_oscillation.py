@@ -270,7 +270,7 @@ class NaturalOscillationNode(Node):
         arm = StreamingVerticalPlaneArm(
             link=_RosLink(self, 1.0 / self.rate_hz), guard=guard, coordinates=gravity_model.oscillation_coordinates,
             upright_q_rad=self._upright, hold_gains=self._hold, approach_speed_rad_s=self._approach_speed,
-            on_event=lambda m: self.get_logger().warn(m))
+            on_event=lambda m: self.get_logger().warning(m))
         experiment = PushExperiment(
             self._upright[active], np.array([0.0, self._push]), window_steps=int(round(self._window_s * self.rate_hz)),
             max_excursion_rad=self._excursion, stop_after_periods=self._periods,

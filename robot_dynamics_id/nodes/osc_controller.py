@@ -190,7 +190,7 @@ class OscControllerNode(Node):
     # ---- targets (executor thread) ---------------------------------------------------------------------
     def _on_target_frame(self, msg: PoseStamped) -> None:
         if self.task_kind != "external":
-            self.get_logger().warn("target ignored: task is polishing")
+            self.get_logger().warning("target ignored: task is polishing")
             return
         p, o = msg.pose.position, msg.pose.orientation
         quat = np.array([o.x, o.y, o.z, o.w])
@@ -206,7 +206,7 @@ class OscControllerNode(Node):
 
     def _on_target_wrench(self, msg: WrenchStamped) -> None:
         if self.task_kind != "external":
-            self.get_logger().warn("target ignored: task is polishing")
+            self.get_logger().warning("target ignored: task is polishing")
             return
         f, m = msg.wrench.force, msg.wrench.torque
         w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])

@@ -99,11 +99,17 @@ class RobotProbe(Node):
             time.sleep(0.02)
         return bool(predicate())
 
-    def wait_ready(self, timeout_s: float = 30.0) -> bool:
-        """Until ur_interface reports ready and the command publisher is matched."""
-        return self.wait_for(
-            lambda: (self.latest_status() or {}).get("state") in ("ready", "moving")
-            and self.velocity_pub.get_subscription_count() > 0, timeout_s)
+    def wait_ready(self, timeout_s: float = 30.0, *, pid: int | None = None) -> bool:
+        """Until ur_interface reports ready and the command publisher is matched.
+
+        ``pid``: the ur_interface process to wait for (a status left over from an earlier
+        process, still in flight or recorded, does not count).
+        """
+        def ready() -> bool:
+            status = self.latest_status() or {}
+            return (status.get("state") in ("ready", "moving") and (pid is None or status.get("pid") == pid)
+                    and self.velocity_pub.get_subscription_count() > 0)
+        return self.wait_for(ready, timeout_s)
 
     # ---- spinning ---------------------------------------------------------------------------------------
     def spin_in_background(self) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import sys
 import threading
 import time
@@ -73,7 +74,8 @@ class UrInterfaceNode(Node):
         self._current_pub = self.create_publisher(JointState, "/motor_currents", STATE_QOS)
         self._moment_pub = self.create_publisher(JointState, "/target_moment", STATE_QOS)
         self._wrench_pub = self.create_publisher(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", STATE_QOS)
-        self._status_pub = self.create_publisher(String, "~/status", COMMAND_QOS)
+        # Deep enough that a burst of refusals does not overwrite the fault event before it.
+        self._status_pub = self.create_publisher(String, "~/status", QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
                                  self._on_velocity_command, COMMAND_QOS)
         self.create_subscription(Float64MultiArray, "/forward_effort_controller/commands",
@@ -100,7 +102,7 @@ class UrInterfaceNode(Node):
             self._publish_status(event=f"velocity command refused: {exc.reason}")
             return
         if cmd.notes:
-            self.get_logger().warn("; ".join(cmd.notes), throttle_duration_sec=1.0)
+            self.get_logger().warning("; ".join(cmd.notes), throttle_duration_sec=1.0)
 
     def _on_torque_command(self, msg: Float64MultiArray) -> None:
         try:
@@ -110,7 +112,7 @@ class UrInterfaceNode(Node):
             self._publish_status(event=f"torque command refused: {exc.reason}")
             return
         if cmd.notes:
-            self.get_logger().warn("; ".join(cmd.notes), throttle_duration_sec=1.0)
+            self.get_logger().warning("; ".join(cmd.notes), throttle_duration_sec=1.0)
 
     # ---- loop thread → publisher thread ----------------------------------------------------------------
     def _on_sample(self, state: RobotState) -> None:
@@ -118,7 +120,7 @@ class UrInterfaceNode(Node):
         self._wake.set()
 
     def _on_event(self, level: str, message: str) -> None:
-        log = {"info": self.get_logger().info, "warn": self.get_logger().warn}.get(level, self.get_logger().error)
+        log = {"info": self.get_logger().info, "warn": self.get_logger().warning}.get(level, self.get_logger().error)
         log(message)
         self._publish_status(event=message)
 
@@ -176,6 +178,7 @@ class UrInterfaceNode(Node):
                 "window_cycles": int(errors.size),
             }
         status["backlog"] = len(self._samples)
+        status["pid"] = os.getpid()
         if event:
             status["event"] = event
         try:

@@ -64,4 +64,4 @@ def test_only_the_wrist_moving_names_unidentifiable_parameters():
     with pytest.raises(InsufficientExcitationError) as err:
         check_excitation(base.base_regressor(w), base.names)
     assert any(name.startswith("link2") for name in err.value.unidentifiable)
-    assert "rdi plan-excitation" in str(err.value)
+    assert "rdi excite plan" in str(err.value)

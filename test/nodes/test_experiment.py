@@ -69,7 +69,7 @@ def test_sixty_second_experiment_records_every_sample_and_the_commands(tmp_path,
     logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env)
     excitation = None
     try:
-        assert probe.wait_ready(90.0), interface.log()
+        assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
         assert wait_until(lambda: "recording /forward_velocity_controller/commands" in logger.log()
                           or True, 0.1)
@@ -108,7 +108,7 @@ def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
     logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env)
     excitation = None
     try:
-        assert probe.wait_ready(90.0), interface.log()
+        assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
         probe.clear()
         excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env)

@@ -33,7 +33,7 @@ def probe():
 def interface(tmp_path, probe):
     proc = _start(tmp_path)
     try:
-        assert probe.wait_ready(90.0), f"ur_interface never became ready:\n{proc.log()}"
+        assert probe.wait_ready(90.0, pid=proc.pid), f"ur_interface never became ready:\n{proc.log()}"
         yield proc
     finally:
         code = proc.stop()
@@ -49,7 +49,7 @@ def test_velocity_command_moves_the_joint_then_watchdog_brings_the_arm_to_rest(t
     watchdog_s = 0.1
     proc = _start(tmp_path, extra=["-p", f"watchdog_s:={watchdog_s}"])
     try:
-        assert probe.wait_ready(90.0), proc.log()
+        assert probe.wait_ready(90.0, pid=proc.pid), proc.log()
         probe.clear()
         assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 50, 5.0)
         start_q = probe.joint_arrays()[1][-1].copy()
@@ -98,7 +98,7 @@ def test_out_of_limit_command_is_clamped_to_the_velocity_limit(interface, probe)
 def test_out_of_limit_command_is_refused_under_refuse_policy(tmp_path, probe):
     proc = _start(tmp_path, extra=["-p", "limit_policy:=refuse"])
     try:
-        assert probe.wait_ready(90.0), proc.log()
+        assert probe.wait_ready(90.0, pid=proc.pid), proc.log()
         probe.clear()
         probe.stream_velocity([5.0, 0, 0, 0, 0, 0], duration_s=0.3)
         assert probe.wait_for(lambda: any("exceeds its limit" in e for e in probe.events), 5.0), probe.events

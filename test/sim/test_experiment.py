@@ -169,7 +169,9 @@ def test_known_payload_runs_share_truth_and_timing_and_differ_by_the_payload():
     delta_moment = with_payload.target_moment_nm - without.target_moment_nm
     moving = (np.abs(without.qd_rad_s) > 0.05) & (np.abs(with_payload.qd_rad_s) > 0.05)
     checked = 0
-    for j in range(6):
+    # The base joint (0) feels only the payload's inertia torque, which changes within a cycle: the
+    # plant reports the cycle-MEAN current but the end-of-cycle target moment, so that joint is left out.
+    for j in range(1, 6):
         m = moving[:, j]
         if np.sqrt(np.mean(delta_moment[m, j] ** 2)) < 1.0:
             continue  # too little payload torque on this joint in so short a run
