@@ -97,7 +97,8 @@ class ControllerConfig:
     #: hybrid-stage law: "operational_space" (Jamisola P2, eqs. (2)-(5)) or "projected"
     #: (Aghili P5: the surface contact as a constraint on the tool, A = n^T J_v at the tip with
     #: n = -tool z; PIDC for the motion in the constraint's tangent space, eqs. (45)-(48), and
-    #: constraint-force PI control along the normal, eqs. (51)-(52); torque output only; it
+    #: constraint-force PI control along the normal, eqs. (51)-(52), with the loop gains
+    #: force_loop_gain, force_loop_integral_gain_per_s, kv_force_per_s; torque output only; it
     #: regulates the normal force only, other force-controlled axes are motion-controlled).
     law: str = "operational_space"
     #: UR direct_torque adds the robot's own gravity compensation: subtract it from the command
@@ -180,8 +181,8 @@ class ControllerConfig:
     friction_velocity_source: str = "measured"
     # ---- sensorless force estimation -------------------------------------------------
     #: momentum-observer bandwidth K_O (1/s); None = 0.5 / period_s (250 at 500 Hz, 62.5 at
-    #: 125 Hz; the observer needs K_O * period <= 1). In the simulated polishing task 60 gave
-    #: a 3.7 N max force error, 150 gave 1.2 N and 300 gave 1.05 N (5 s of tracking).
+    #: 125 Hz; the observer needs K_O * period <= 1). In the simulated polishing task
+    #: (benchmarks/bench_polishing.py) 60 gave a 3.7 N max force error, the default 250 1.05 N.
     observer_gain_per_s: float | None = None
     # ---- velocity output --------------------------------------------------------------
     #: integrate the commanded velocity from the previous command ("command") or the measured one

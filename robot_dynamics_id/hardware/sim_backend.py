@@ -50,9 +50,14 @@ class SimBackend(RobotBackend):
 
             scene = None
             if self._scene == "polishing":
-                from ..sim.scene import SinusoidalBaseMotion, Tool, polishing_scene
+                from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, Scene, SinusoidalBaseMotion, Tool,
+                                         polishing_scene)
 
-                scene = polishing_scene(tool=Tool(), base_motion=SinusoidalBaseMotion() if self._base_motion else None)
+                # The P2 tool: a shaft with a compliant polishing pad (ball tip on a spring-damper).
+                shape = polishing_scene(tool=Tool(pad=CompliantPad()),
+                                        base_motion=SinusoidalBaseMotion() if self._base_motion else None)
+                scene = Scene(tool=shape.tool, surface=shape.surface, contact=POLISHING_PAD_CONTACT,
+                              base_motion=shape.base_motion)
             self.plant = SimulatedUR(scene=scene, **self._options)
             self.n_joints = self.plant.n_joints
         self._connected = True

@@ -56,7 +56,8 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "motion-controlled axes of the tool-tip frame; the others are force-controlled (P2: x y rz)"),
     ParameterSpec("contact_threshold_n", "double", 10.0, "normal force that ends the approach (P2 eq. 10)", "N"),
     ParameterSpec("max_force_n", "double", 60.0, "force targets above this are refused", "N"),
-    ParameterSpec("tool_mass_kg", "double", 0.3, "tool mass (UR 'set payload')", "kg"),
+    ParameterSpec("tool_mass_kg", "double", 0.35, "tool mass (UR 'set payload')", "kg"),
+    ParameterSpec("tool_com_m", "double_array", [0.0, 0.0, 0.0571], "tool centre of mass in tool0 coordinates", "m"),
     ParameterSpec("tool_tip_offset_m", "double_array", [0.0, 0.0, 0.11],
                   "tool tip (force point) in tool0 coordinates", "m"),
     ParameterSpec("friction_compensation", "bool", True, "add the identified friction model (P2 eq. 11-12)"),
@@ -99,6 +100,7 @@ class OscControllerNode(Node):
             raise ParameterError(f"parameter 'motion_axes': {unknown} unknown; use names from {list(_AXES)}")
         tip = check_vector("tool_tip_offset_m", p["tool_tip_offset_m"], 3)
         mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
+        com = check_vector("tool_com_m", p["tool_com_m"], 3)
         self.task_kind = check_choice("task", p["task"], ("external", "polishing"))
         try:
             config = ControllerConfig(
@@ -111,7 +113,7 @@ class OscControllerNode(Node):
                 motion_axes=tuple(a in axes for a in _AXES),
                 contact_threshold_n=check_positive("contact_threshold_n", p["contact_threshold_n"]),
                 max_force_n=check_positive("max_force_n", p["max_force_n"]),
-                payload=Payload(mass_kg=mass, com_m=(0.0, 0.0, tip[2] / 2)),
+                payload=Payload(mass_kg=mass, com_m=tuple(com)),
                 tool_tip_offset_m=tuple(tip),
                 friction_compensation=bool(p["friction_compensation"]),
             )
@@ -311,7 +313,10 @@ class OscControllerNode(Node):
         if self._stopped_reason is not None:
             return
         self._stopped_reason = reason
-        (self.get_logger().error if error else self.get_logger().info)(f"controller stopped: {reason}")
+        if error:  # separate call sites: rclpy refuses a call site whose severity changes
+            self.get_logger().error(f"controller stopped: {reason}")
+        else:
+            self.get_logger().info(f"controller stopped: {reason}")
         try:
             cmd = self.controller.stop()
             if self.output_mode == "torque":

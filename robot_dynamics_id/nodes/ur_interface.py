@@ -120,8 +120,13 @@ class UrInterfaceNode(Node):
         self._wake.set()
 
     def _on_event(self, level: str, message: str) -> None:
-        log = {"info": self.get_logger().info, "warn": self.get_logger().warning}.get(level, self.get_logger().error)
-        log(message)
+        # One call site per severity: rclpy refuses a call site whose severity changes between calls.
+        if level == "info":
+            self.get_logger().info(message)
+        elif level == "warn":
+            self.get_logger().warning(message)
+        else:
+            self.get_logger().error(message)
         self._publish_status(event=message)
 
     def _publish_samples(self) -> None:

@@ -43,7 +43,7 @@ def test_node_and_client_send_only_to_loopback(tmp_path):
                               "-o", str(trace_file)])
     probe = probe_session(name="loopback_probe")
     try:
-        assert probe.wait_ready(90.0, pid=proc.pid), proc.log()
+        assert probe.wait_ready(90.0), proc.log()  # (proc.pid is strace's, not the node's)
         probe.stream_velocity([0.1, 0, 0, 0, 0, 0], duration_s=0.5)
         assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 100, 10.0)
     finally:
