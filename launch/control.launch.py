@@ -32,7 +32,7 @@ def generate_launch_description():
             name="ur_interface",
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "ur3.yaml"]),
-                        PathJoinSubstitution([share, "config", "ur3_polishing_sim.yaml"]),
+                        PathJoinSubstitution([share, "config", "ur3_control.yaml"]),
                         {"backend": PythonExpression(["'sim' if '", sim, "'.lower() == 'true' else 'rtde'"]),
                          "robot_ip": LaunchConfiguration("robot_ip"),
                          "supports_torque": PythonExpression(["'", LaunchConfiguration("output_mode"),

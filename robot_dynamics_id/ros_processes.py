@@ -9,6 +9,7 @@ domain of its own. No rclpy import here.
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import signal
@@ -23,6 +24,19 @@ __all__ = ["NodeProcess", "loopback_environment", "reserve_domain_id", "start_no
 
 _DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_id_dds_domains")
 _held_domain_locks: list = []
+#: every node process started here; whatever is still running when this process exits is killed,
+#: so a crashed test or demo never leaves a simulated robot running in the background
+_started: list[subprocess.Popen] = []
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for popen in _started:
+        if popen.poll() is None:
+            try:
+                os.killpg(popen.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def reserve_domain_id(low: int = 1, high: int = 101) -> int:
@@ -110,18 +124,25 @@ class NodeProcess:
     def stop(self, timeout_s: float = 10.0) -> int:
         """Ctrl-C (SIGINT) like ``ros2 launch`` does, then SIGKILL if it hangs. Returns the exit code."""
         if self.alive():
-            self.popen.send_signal(signal.SIGINT)
+            # the whole process group: a wrapper (e.g. strace) must not leave the node running
+            self._signal_group(signal.SIGINT)
             try:
                 self.popen.wait(timeout_s)
             except subprocess.TimeoutExpired:
-                self.popen.kill()
+                self._signal_group(signal.SIGKILL)
                 self.popen.wait(5)
         return self.popen.returncode
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self.popen.pid, signum)
+        except OSError:
+            self.popen.send_signal(signum)
 
     def kill(self) -> None:
         """SIGKILL: a crash, for the crash tests."""
         if self.alive():
-            self.popen.kill()
+            self._signal_group(signal.SIGKILL)
             self.popen.wait(5)
 
 
@@ -137,9 +158,11 @@ def start_node(node: NodeLaunch, *, log_dir: str | Path, env: dict[str, str] | N
         cmd = list(prefix) + cmd
     log_path = log_dir / f"{node.name}.log"
     log_file = open(log_path, "w")
+    # The children inherit our DDS-domain locks: an orphaned node keeps its domain reserved.
     popen = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env or loopback_environment(),
-                             start_new_session=True)
+                             start_new_session=True, pass_fds=[h.fileno() for h in _held_domain_locks])
     log_file.close()
+    _started.append(popen)
     return NodeProcess(popen, node.name, log_path)
 
 
