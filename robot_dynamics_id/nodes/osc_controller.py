@@ -50,6 +50,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
     ParameterSpec("force_source", "string", "sensor",
                   "sensor (flange F/T) or estimated (momentum observer on motor currents)"),
+    ParameterSpec("law", "string", "operational_space",
+                  "operational_space (P2 hybrid law) or projected (P5: PIDC in the tangent space + constraint-force "
+                  "control along the tool axis; torque output only)"),
     ParameterSpec("singularity_method", "string", "padding",
                   "padding (P2 eqs. 6-9), truncation (P2's baseline) or damped_least_squares"),
     ParameterSpec("motion_axes", "string_array", ["x", "y", "rx", "ry", "rz"],
@@ -105,6 +108,7 @@ class OscControllerNode(Node):
         try:
             config = ControllerConfig(
                 period_s=1.0 / self.rate_hz,
+                law=check_choice("law", p["law"], ("operational_space", "projected")),
                 output_mode=check_choice("output_mode", p["output_mode"], ("torque", "velocity")),
                 robot_adds_gravity=bool(p["robot_adds_gravity"]),
                 force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
