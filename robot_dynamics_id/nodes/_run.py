@@ -22,8 +22,8 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     Returns 2 on a configuration error (message on stderr), else 0.
     """
     # The robot loop shares the GIL with the executor and the publisher: a short
-    # switch interval bounds how long it can wait for it (default 5 ms).
-    sys.setswitchinterval(0.0005)
+    # switch interval bounds how long it can wait for it (default 5 ms; 0.5 ms measured p99 0.59 ms).
+    sys.setswitchinterval(0.0001)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
     def _interrupt(signum, frame):
