@@ -166,9 +166,12 @@ class ExcitationNode(Node):
         self._command_pub.publish(Float64MultiArray(data=[float(v) for v in velocity]))
 
     def _stream(self) -> None:
-        while self._measured_q() is None:
+        # Wait for the robot's state and for a subscriber of our commands (the robot interface):
+        # DDS drops what is published before a subscription has matched.
+        while self._measured_q() is None or self._command_pub.get_subscription_count() == 0:
             if self._cancel.wait(0.05):
                 return
+        time.sleep(0.2)  # let other subscribers (a recorder) finish matching too
         q = self._measured_q()
         try:
             self.streamer.check_start(q)

@@ -29,6 +29,18 @@ from ._run import run_node
 
 __all__ = ["TORQUE_LOGGER_PARAMETERS", "TorqueLoggerNode", "main"]
 
+#: Types of this package's topics: these are subscribed at once, before any publisher exists,
+#: so their first messages are not lost while discovery finds the publisher.
+KNOWN_TYPES = {
+    "/joint_states": "sensor_msgs/msg/JointState",
+    "/motor_currents": "sensor_msgs/msg/JointState",
+    "/target_moment": "sensor_msgs/msg/JointState",
+    "/force_torque_sensor_broadcaster/wrench": "geometry_msgs/msg/WrenchStamped",
+    "/forward_velocity_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/forward_effort_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/excitation/progress": "std_msgs/msg/String",
+}
+
 DEFAULT_TOPICS = [
     "/joint_states",
     "/motor_currents",
@@ -103,7 +115,7 @@ class TorqueLoggerNode(Node):
             return
         graph = dict(self.get_topic_names_and_types())
         for topic in missing:
-            types = graph.get(topic)
+            types = graph.get(topic) or ([KNOWN_TYPES[topic]] if topic in KNOWN_TYPES else None)
             if not types:
                 continue
             msgtype = types[0]
