@@ -106,7 +106,8 @@ def test_sixty_second_experiment_records_every_sample_and_the_commands(tmp_path,
     assert first_difference is None, f"bag and published commands differ from command {first_difference}"
     assert len(recorded) == len(published) - start, (len(recorded), len(published), start)
     progress = [json.loads(m.data) for _, m in _read(bag, "/excitation/progress")]
-    assert progress[-1]["phase"] == "done" and progress[-1]["fraction"] == pytest.approx(1.0)
+    # the ramp-out ends at rest within a few cycles of trajectory time of the end
+    assert progress[-1]["phase"] == "done" and progress[-1]["fraction"] >= 0.995
 
 
 def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
