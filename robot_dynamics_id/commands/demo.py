@@ -101,7 +101,9 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
     nodes = {n.name: n for n in plan_launch("experiment.launch.py", {
         "sim": "true", "excitation": str(excitation.resolve()), "bag": str(bag.resolve()), "move_to_start": "true"})}
     say("2/4 recording the identification experiment: ur_interface (sim) + torque_logger + excitation")
-    truth_args = ["-p", f"sim_truth_seed:={truth_seed}"]
+    # 100 ms instead of the UR driver's 40 ms command watchdog: on a shared (non real-time) machine the
+    # Python excitation stream can stall for more than 40 ms, and each stop would throw the arm off its plan.
+    truth_args = ["-p", f"sim_truth_seed:={truth_seed}", "-p", "watchdog_s:=0.1"]
     interface = start_node(nodes["ur_interface"], log_dir=out / "logs", env=env, extra_ros_args=truth_args)
     logger = start_node(nodes["torque_logger"], log_dir=out / "logs", env=env)
     probe = probe_session(name="rdi_demo_probe")
