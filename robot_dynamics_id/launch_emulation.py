@@ -17,6 +17,7 @@ constructs our launch files use are supported; anything else raises
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import runpy
 import sys
@@ -76,9 +77,12 @@ def _perform(value: Any, ctx: _Context) -> Any:
     return value
 
 
-class _Substitution:
-    def perform(self, ctx: _Context) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
+class _Substitution(abc.ABC):
+    """Base of the stand-in substitutions: each resolves itself for the given launch arguments."""
+
+    @abc.abstractmethod
+    def perform(self, ctx: _Context) -> str:
+        """The substitution's text for these launch arguments."""
 
 
 class _TextSubstitution(_Substitution):

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ..io.model_file import plain_for_yaml
+
 __all__ = [
     "TRAJECTORY_SCHEMA",
     "JointTrajectory",
@@ -238,7 +240,7 @@ class JointTrajectory:
             "duration_s": float(self.duration_s),
         }
         if self.parameters:
-            doc["parameters"] = _plain(self.parameters)
+            doc["parameters"] = plain_for_yaml(self.parameters)
         if include_samples:
             doc["samples"] = {
                 "time_s": self.time_s.tolist(),
@@ -247,9 +249,9 @@ class JointTrajectory:
                 "acceleration_rad_s2": self.acceleration_rad_s2.tolist(),
             }
         if self.limits:
-            doc["limits"] = _plain(self.limits)
+            doc["limits"] = plain_for_yaml(self.limits)
         if self.metadata:
-            doc["metadata"] = _plain(self.metadata)
+            doc["metadata"] = plain_for_yaml(self.metadata)
         return doc
 
     def __repr__(self) -> str:
@@ -261,19 +263,6 @@ def _shifted(evaluator: Evaluator, offset_s: float) -> Evaluator:
     if offset_s == 0.0:
         return evaluator
     return lambda t: evaluator(np.asarray(t) + offset_s)
-
-
-def _plain(value):
-    """numpy -> plain Python, recursively, so yaml.safe_dump accepts it."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def save_trajectory(trajectory: JointTrajectory, path: str | Path, *, include_samples: bool | None = None) -> Path:

@@ -183,7 +183,7 @@ class DynamicModel:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(yaml.safe_dump(_plain(self.to_dict()), sort_keys=False))
+        tmp.write_text(yaml.safe_dump(plain_for_yaml(self.to_dict()), sort_keys=False))
         tmp.replace(path)
         return path
 
@@ -231,14 +231,14 @@ class DynamicModel:
         return cls.from_dict(data, source=str(path))
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars/arrays → plain Python for yaml.safe_dump."""
+def plain_for_yaml(value: Any) -> Any:
+    """numpy scalars/arrays → plain Python, recursively, so yaml.safe_dump accepts them."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_for_yaml(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_for_yaml(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
+        return plain_for_yaml(value.tolist())
     if isinstance(value, np.generic):
         return value.item()
     return value

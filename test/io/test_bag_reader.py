@@ -19,7 +19,13 @@ from robot_dynamics_id.io.bag_writer import (
 from robot_dynamics_id.robots import JOINT_NAMES
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "data" / "rosbag2_samples"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared rosbag2 sample bags not present")
+# ../shared travels with the repository in CI (shared/README.md); a missing copy is an error, not a skip.
+needs_samples = pytest.mark.usefixtures("shared_samples")
+
+
+@pytest.fixture
+def shared_samples():
+    assert SAMPLES.is_dir(), f"the real rosbag2 sample bags are missing: expected {SAMPLES}"
 
 
 def _strings(path: Path, topic: str = "/topic") -> list[str]:
