@@ -44,6 +44,8 @@ def generate_launch_description():
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "excitation.yaml"]),
                         {"trajectory_file": LaunchConfiguration("excitation"),
-                         "move_to_start": LaunchConfiguration("move_to_start")}],
+                         "move_to_start": LaunchConfiguration("move_to_start"),
+                         # the first command goes out only once the recorder has subscribed: none is lost
+                         "wait_for_subscribers": ["torque_logger"]}],
         ),
     ])

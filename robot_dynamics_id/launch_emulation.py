@@ -77,6 +77,13 @@ def _perform(value: Any, ctx: _Context) -> Any:
     return value
 
 
+def _perform_parameter(value: Any, ctx: _Context) -> Any:
+    """A parameter value: as launch_ros does, a list of plain values is an array, a list of substitutions a string."""
+    if isinstance(value, (list, tuple)) and not any(isinstance(v, _Substitution) for v in value):
+        return list(value)
+    return _perform(value, ctx)
+
+
 class _Substitution(abc.ABC):
     """Base of the stand-in substitutions: each resolves itself for the given launch arguments."""
 
@@ -275,7 +282,7 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
             for p in kw["parameters"]:
                 if isinstance(p, dict):
                     for k, v in p.items():
-                        node.parameter_overrides[str(k)] = _perform(v, ctx)
+                        node.parameter_overrides[str(k)] = _perform_parameter(v, ctx)
                 else:
                     node.parameter_files.append(Path(str(_perform(p, ctx))))
             node.remappings = [(str(_perform(a, ctx)), str(_perform(b, ctx))) for a, b in kw["remappings"]]

@@ -53,6 +53,11 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("table_height_m", "double", 0.05,
                   "keep-out: every link origin and the TCP must stay above this height (base frame)", "m"),
     ParameterSpec("exit_when_done", "bool", True, "end the process when the trajectory is finished"),
+    ParameterSpec("wait_for_subscribers", "string_array", [],
+                  "nodes that must be subscribed to the commands before the first one is sent (e.g. the recorder: "
+                  "torque_logger); empty: any one subscriber. Every subscription already in the graph is waited for"),
+    ParameterSpec("subscriber_wait_s", "double", 60.0,
+                  "give up (exit 4) if those subscribers have not matched after this long", "s"),
 )
 
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
@@ -62,6 +67,10 @@ _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELI
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: joint states older than this (wall clock) stop the excitation
 _STALE_STATE_S = 1.0
+
+
+class SubscriberWaitError(RuntimeError):
+    """The robot interface or a required recorder never subscribed to the commands."""
 
 
 class ExcitationNode(Node):
@@ -95,6 +104,8 @@ class ExcitationNode(Node):
         self._approach = approach_trajectory
         self._move_to_start = bool(p["move_to_start"])
         self._exit_when_done = bool(p["exit_when_done"])
+        self._required_subscribers = sorted({n.strip().lstrip("/") for n in p["wait_for_subscribers"] or [] if n.strip()})
+        self._subscriber_wait_s = check_positive("subscriber_wait_s", p["subscriber_wait_s"])
         self._names = list(robot.joint_names)
         self.streamer = TrajectoryStreamer(
             trajectory=trajectory, ramp_s=check_positive("ramp_s", p["ramp_s"], allow_zero=True),
@@ -165,13 +176,44 @@ class ExcitationNode(Node):
     def _send(self, velocity: np.ndarray) -> None:
         self._command_pub.publish(Float64MultiArray(data=[float(v) for v in velocity]))
 
-    def _stream(self) -> None:
-        # Wait for the robot's state and for a subscriber of our commands (the robot interface):
-        # DDS drops what is published before a subscription has matched.
-        while self._measured_q() is None or self._command_pub.get_subscription_count() == 0:
+    def _subscribers_ready(self) -> tuple[bool, list[str]]:
+        """(ready, missing node names): every named node subscribes and every known subscription has matched.
+
+        DDS drops what is published before a subscription has matched, so a recorder that matches late
+        misses the first commands; the graph may know a subscription a moment before our writer has
+        matched it, hence both checks.
+        """
+        infos = self.get_subscriptions_info_by_topic(self._command_pub.topic_name)
+        present = {info.node_name for info in infos}
+        missing = [n for n in self._required_subscribers if n not in present]
+        matched = self._command_pub.get_subscription_count()
+        return (not missing and matched >= max(1, len(infos))), missing
+
+    def _wait_for_start(self) -> bool:
+        """Block until the robot's state is known and the command subscribers have matched; False if cancelled."""
+        deadline = time.monotonic() + self._subscriber_wait_s
+        while True:
+            ready, missing = self._subscribers_ready()
+            if ready and self._measured_q() is not None:
+                return True
+            if time.monotonic() > deadline:
+                what = (f"subscribers {missing} of {self._command_pub.topic_name}" if missing
+                        else "/joint_states" if self._measured_q() is None
+                        else f"a subscriber of {self._command_pub.topic_name} (is the robot interface running?)")
+                raise SubscriberWaitError(f"no {what} after {self._subscriber_wait_s:.0f} s; start them, or change "
+                                          "the parameter 'wait_for_subscribers'")
             if self._cancel.wait(0.05):
+                return False
+
+    def _stream(self) -> None:
+        try:
+            if not self._wait_for_start():
                 return
-        time.sleep(0.2)  # let other subscribers (a recorder) finish matching too
+        except SubscriberWaitError as exc:
+            self.exit_code = 4
+            self.get_logger().error(str(exc))
+            self._publish_progress(phase="refused", reason=str(exc))
+            return
         q = self._measured_q()
         try:
             self.streamer.check_start(q)
