@@ -9,15 +9,24 @@ backend and guard from the validated config.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
 from ..robots.model import RobotModel, load_robot
 from .backend import RobotBackend
+from .robot_loop import RobotLoop
 from .safety import LimitPolicy, SafetyGuard, SafetyLimits
 
 __all__ = ["UR_INTERFACE_PARAMETERS", "UrInterfaceConfig"]
+
+
+def _check_priority(value) -> int:
+    priority = int(value)
+    if not 0 <= priority <= 99:
+        raise ParameterError(f"parameter 'realtime_priority' = {priority}: use 0 (off) or 1-99")
+    return priority
 
 UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5e, ur10e, or the path of a URDF file"),
@@ -50,6 +59,9 @@ UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("controller_watchdog_hz", "double", 10.0,
                   "rtde: ur_rtde setWatchdog frequency; the controller stops the arm if we go silent", "Hz"),
     ParameterSpec("status_rate_hz", "double", 10.0, "rate of the ~/status topic", "Hz"),
+    ParameterSpec("realtime_priority", "integer", 0,
+                  "SCHED_FIFO priority (1-99) of the robot loop thread, as ur_rtde's rt_priority; 0: normal "
+                  "scheduling. Needs the rtprio privilege (warning and normal scheduling without it)"),
     ParameterSpec("sim_truth_seed", "integer", -1,
                   "sim: seed of the plant's perturbed true parameters (-1: nominal parameters)"),
     ParameterSpec("sim_noise_seed", "integer", 0, "sim: seed of the measurement noise"),
@@ -86,6 +98,34 @@ class UrInterfaceConfig:
     sim_initial_q_rad: np.ndarray
     sim_scene: str = "none"
     sim_base_motion: bool = False
+    realtime_priority: int = 0
+
+    @classmethod
+    def from_parameter_files(cls, paths, overrides: dict | None = None, *,
+                             node_name: str = "ur_interface") -> UrInterfaceConfig:
+        """Validate the ``node_name`` section of ROS parameter files (later files win), then ``overrides``.
+
+        Lets another node open the robot with exactly the configuration ur_interface would use
+        (the same config/ur3.yaml files), without a second copy of it.
+        """
+        import yaml
+
+        values: dict = {}
+        for path in paths:
+            try:
+                document = yaml.safe_load(Path(path).read_text()) or {}
+            except FileNotFoundError:
+                raise ParameterError(f"robot parameter file {path} does not exist") from None
+            except yaml.YAMLError as exc:
+                raise ParameterError(f"robot parameter file {path} is not valid YAML: {exc}") from None
+            if not isinstance(document, dict):
+                raise ParameterError(f"robot parameter file {path}: expected '{node_name}: ros__parameters: ...'")
+            for key in ("/**", node_name, "/" + node_name):
+                section = document.get(key)
+                if isinstance(section, dict) and isinstance(section.get("ros__parameters"), dict):
+                    values.update(section["ros__parameters"])
+        values.update(overrides or {})
+        return cls.from_parameters(values)
 
     @classmethod
     def from_parameters(cls, values: dict) -> UrInterfaceConfig:
@@ -166,7 +206,13 @@ class UrInterfaceConfig:
             sim_initial_q_rad=np.zeros(n) if initial is None else np.array(initial),
             sim_scene=check_choice("sim_scene", p["sim_scene"], ("none", "polishing")),
             sim_base_motion=bool(p["sim_base_motion"]),
+            realtime_priority=_check_priority(p["realtime_priority"]),
         )
+
+    def make_loop(self, **callbacks) -> RobotLoop:
+        """The robot loop for this configuration: backend, guard and scheduling (callbacks as RobotLoop's)."""
+        return RobotLoop(backend=self.make_backend(), guard=self.make_guard(),
+                         realtime_priority=self.realtime_priority, **callbacks)
 
     def make_guard(self) -> SafetyGuard:
         return SafetyGuard(limits=self.limits, policy=self.limit_policy, watchdog_s=self.watchdog_s)

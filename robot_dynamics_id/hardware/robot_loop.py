@@ -11,6 +11,12 @@ Fault handling: any backend error, a protective/emergency stop, or a stopped
 program stops the arm, drops the pending command and reports the fault. The
 loop then reconnects with back-off and reports ``ready``; motion resumes only
 when a new command arrives after that.
+
+A controller can also run *inside* the cycle (``cycle_controller``): it gets
+each fresh sample and returns the command for the same cycle, so a torque loop
+has no transport delay between reading the arm and commanding it (the way
+ros2_control hosts controllers inside the UR driver). Its commands pass the
+same guard and watchdog as commands from other threads.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from ..robot_state import RobotMode, RobotState, SafetyMode
 from .backend import BackendError, RobotBackend
 from .safety import CommandRejected, GuardedCommand, SafetyGuard
 
-__all__ = ["LoopState", "LoopStatus", "RobotLoop"]
+__all__ = ["CycleCommand", "LoopState", "LoopStatus", "RobotLoop"]
 
 
 class LoopState:
@@ -58,6 +64,15 @@ class LoopStatus:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class CycleCommand:
+    """What a cycle controller returns: ``kind`` velocity (rad/s) or torque (Nm), or stop."""
+
+    kind: str
+    values: np.ndarray | None = None
+    reason: str = ""
+
+
 @dataclass
 class _CommandSlot:
     kind: str  # "velocity" | "torque"
@@ -75,6 +90,11 @@ class RobotLoop:
         on_sample: called in the loop thread with every :class:`RobotState` (keep it cheap:
             e.g. append to a deque that another thread publishes).
         on_event: called with (level, message) for every fault, stop and recovery.
+        cycle_controller: called in the loop thread with each new sample while the robot is ready; returns the
+            :class:`CycleCommand` to send in this very cycle, or None to keep the previous one. An exception
+            stops the arm and faults the loop (it reconnects; the controller decides when to command again).
+        realtime_priority: run the loop thread SCHED_FIFO at this priority (1-99; 0: normal scheduling), as
+            ur_rtde's ``rt_priority``; refused without the privilege (then a warning, normal scheduling).
         reconnect_backoff_s: waits between reconnection attempts; the last repeats.
         clock: monotonic clock in seconds (injectable for tests).
     """
@@ -86,6 +106,8 @@ class RobotLoop:
         guard: SafetyGuard,
         on_sample: Callable[[RobotState], None] | None = None,
         on_event: Callable[[str, str], None] | None = None,
+        cycle_controller: Callable[[RobotState], CycleCommand | None] | None = None,
+        realtime_priority: int = 0,
         reconnect_backoff_s: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0),
         timing_window: int = 60_000,
         clock: Callable[[], float] = time.monotonic,
@@ -95,6 +117,8 @@ class RobotLoop:
         self.period_s = 1.0 / backend.rate_hz
         self._on_sample = on_sample
         self._on_event = on_event
+        self._cycle_controller = cycle_controller
+        self.realtime_priority = int(realtime_priority)
         self._backoff = tuple(reconnect_backoff_s) or (1.0,)
         self._clock = clock
         self._lock = threading.Lock()
@@ -262,7 +286,21 @@ class RobotLoop:
             return "control script not running on the controller"
         return None
 
+    def _use_realtime_scheduling(self) -> None:
+        if self.realtime_priority <= 0:
+            return
+        import os
+
+        try:  # pid 0: this thread only
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.realtime_priority))
+            self._emit("info", f"robot loop runs SCHED_FIFO priority {self.realtime_priority}")
+        except (OSError, AttributeError) as exc:
+            self._emit("warn", f"robot loop keeps normal scheduling: SCHED_FIFO refused ({exc}); allow it with "
+                               "'ulimit -r 99' / an rtprio limit in /etc/security/limits.conf, or set "
+                               "realtime_priority: 0")
+
     def _run(self) -> None:
+        self._use_realtime_scheduling()
         if not self._connect_with_backoff():
             return
         deadline = self._clock()
@@ -314,6 +352,8 @@ class RobotLoop:
             self._emit("info", "fault cleared; ready (waiting for a new command)")
 
         if self._status.state in (LoopState.READY, LoopState.MOVING):
+            if self._cycle_controller is not None and state.timestamp_s != self._last_sample_stamp:
+                self._run_cycle_controller(state)
             self._command(state, now)
         # A real controller may not have produced a new sample since the last read.
         if self._on_sample is not None and state.timestamp_s != self._last_sample_stamp:
@@ -322,6 +362,22 @@ class RobotLoop:
         backend.end_cycle()
         self._set_status(cycles=self._status.cycles + 1, robot_mode=state.robot_mode,
                          safety_mode=state.safety_mode, connected=True)
+
+    def _run_cycle_controller(self, state: RobotState) -> None:
+        command = self._cycle_controller(state)
+        if command is None:
+            return
+        if command.kind == "stop":
+            if self._active is not None or self._slot is not None:
+                self.request_stop(command.reason or "controller stopped")
+            return
+        try:
+            if command.kind == "torque":
+                self.submit_torque(command.values)
+            else:
+                self.submit_velocity(command.values)
+        except CommandRejected as exc:
+            self._emit("error", f"controller command refused: {exc.reason}")
 
     def _command(self, state: RobotState, now: float) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 
@@ -35,6 +36,10 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     code = 0
     try:
         node = node_factory()
+        # Everything built so far (models, MuJoCo, rclpy) lives as long as the process: move it out of the
+        # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds.
+        gc.collect()
+        gc.freeze()
         rclpy.spin(node)
     except ParameterError as exc:
         print(f"{name}: configuration error: {exc}", file=sys.stderr)

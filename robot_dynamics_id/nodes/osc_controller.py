@@ -13,10 +13,23 @@ Publishes
   ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity,
                                            loop timing, events
 
-The control loop runs in its own thread at ``rate_hz``; ROS callbacks only
-swap in the newest measurements and targets. Any error in the loop stops the
-controller (zero torque / zero velocity, and a speedJ stop through
-ur_interface) and it stays stopped.
+Two ways to reach the robot (``robot_connection``):
+
+* ``direct`` — the node opens the robot itself (simulated or ur_rtde), with
+  the configuration ur_interface would use (``robot_config_files``), and the
+  control law runs inside the robot loop's cycle: read, compute, command with
+  no transport delay in between, as ros2_control hosts controllers inside the
+  UR driver. This is what a 500 Hz torque loop needs. The node then publishes
+  the robot's state topics itself (/joint_states, /motor_currents,
+  /target_moment, the wrench), so a recorder sees the same topics.
+* ``topics`` — the node talks to a separate robot node (ur_interface or the
+  official UR driver) over the topics above; its loop runs in its own thread
+  at ``rate_hz`` and ROS callbacks only swap in the newest measurements and
+  targets. DDS adds latency and jitter to every cycle: fine for velocity
+  output at 125 Hz, not for torque control.
+
+Any error stops the controller (zero torque / a speedJ stop) and it stays
+stopped; so does any robot fault (protective stop, disconnection).
 """
 
 from __future__ import annotations
@@ -34,7 +47,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from ..hardware.config import UrInterfaceConfig
+from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ..robot_state import RobotState
+from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import run_node
 
@@ -75,12 +92,45 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "s"),
     ParameterSpec("state_rate_hz", "double", 50.0, "rate of ~/state", "Hz"),
     ParameterSpec("exit_when_done", "bool", False, "end the process when a timed polishing task is finished"),
+    ParameterSpec("robot_connection", "string", "topics",
+                  "direct (open the robot here; the law runs in the robot loop, needed for 500 Hz torque) or topics "
+                  "(a separate ur_interface / UR driver node)"),
+    ParameterSpec("robot_config_files", "string_array", [],
+                  "direct: ur_interface parameter files to configure the robot from (e.g. config/ur3.yaml, "
+                  "config/ur3_control.yaml); their ur_interface section is read"),
+    ParameterSpec("robot_backend", "string", "", "direct: sim or rtde (empty: as in robot_config_files)"),
+    ParameterSpec("robot_ip", "string", "", "direct: controller address (empty: as in robot_config_files)"),
+    ParameterSpec("robot_parameters", "string_array", [],
+                  "direct: further ur_interface parameters as name=value (YAML value), applied last"),
+    ParameterSpec("publish_robot_state", "bool", True,
+                  "direct: publish /joint_states, /motor_currents, /target_moment and the wrench"),
 )
 
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
 _AXES = ("x", "y", "z", "rx", "ry", "rz")
+
+
+def direct_robot_config(p: dict) -> UrInterfaceConfig:
+    """The robot configuration of ``robot_connection: direct`` from the node's parameters."""
+    overrides: dict = {}
+    if p["robot_backend"]:
+        overrides["backend"] = check_choice("robot_backend", p["robot_backend"], ("sim", "rtde"))
+    if p["robot_ip"]:
+        overrides["robot_ip"] = p["robot_ip"]
+    import yaml
+
+    for item in p["robot_parameters"] or []:
+        name, sep, text = str(item).partition("=")
+        if not sep or not name.strip():
+            raise ParameterError(f"parameter 'robot_parameters': {item!r} is not name=value "
+                                 "(e.g. sim_truth_seed=7)")
+        try:
+            overrides[name.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ParameterError(f"parameter 'robot_parameters': {item!r}: {exc}") from None
+    return UrInterfaceConfig.from_parameter_files(p["robot_config_files"] or [], overrides)
 
 
 class OscControllerNode(Node):
@@ -96,7 +146,11 @@ class OscControllerNode(Node):
             model = DynamicModel.load(p["model_file"]) if p["model_file"] else DynamicModel.nominal(p["robot"])
         except (ModelFileError, ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'model_file': {exc}") from None
-        self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
+        self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
+        self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
+        # direct: the law runs once per robot cycle, so the control rate is the robot's
+        self.rate_hz = (self.robot_config.rate_hz if self.robot_config is not None
+                        else check_positive("rate_hz", p["rate_hz"], upper=1000.0))
         axes = list(p["motion_axes"] or [])
         unknown = [a for a in axes if a not in _AXES]
         if unknown:
@@ -127,7 +181,7 @@ class OscControllerNode(Node):
         self.output_mode = config.output_mode.value
         self._names = list(model.joint_names)
         self._p = p
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered: the law may stop the task inside a cycle
         self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
         self._current: np.ndarray | None = None
         self._wrench_base: np.ndarray | None = None
@@ -137,32 +191,63 @@ class OscControllerNode(Node):
         self._stopped_reason: str | None = None
         self._period_errors: list[float] = []
         self._step_times: list[float] = []
+        self._timing: dict = {}
+        self._timing_at = 0.0
         self._stage_events: list[str] = []
         self._done = threading.Event()
         self._running = True
+        self._robot_loop: RobotLoop | None = None
+        self._robot_topics: RobotStateTopics | None = None
 
-        topic = "/forward_effort_controller/commands" if self.output_mode == "torque" else \
-            "/forward_velocity_controller/commands"
-        self._command_pub = self.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
-        self._stop_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
-                                               _COMMAND_QOS)
         self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
-        sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, sensor_qos)
-        self.create_subscription(JointState, "/motor_currents", self._on_current, sensor_qos)
-        self.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", self._on_wrench,
-                                 sensor_qos)
+        if self.robot_config is not None:
+            self._open_robot(self.robot_config, config)
+        else:
+            topic = "/forward_effort_controller/commands" if self.output_mode == "torque" else \
+                "/forward_velocity_controller/commands"
+            self._command_pub = self.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
+            self._stop_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
+                                                   _COMMAND_QOS)
+            sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+            self.create_subscription(JointState, "/joint_states", self._on_joint_state, sensor_qos)
+            self.create_subscription(JointState, "/motor_currents", self._on_current, sensor_qos)
+            self.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", self._on_wrench,
+                                     sensor_qos)
         self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
         self.create_subscription(WrenchStamped, "~/target_wrench", self._on_target_wrench, _COMMAND_QOS)
-        self.create_timer(1.0 / check_positive("state_rate_hz", p["state_rate_hz"], upper=500.0),
-                          self._publish_state)
-        self.create_timer(0.1, self._exit_when_done)
-        self._thread = threading.Thread(target=self._loop, name="osc_control_loop", daemon=True)
-        self._thread.start()
+        # ~/state comes from its own thread, not an executor timer: every executor wake-up runs a lot of
+        # Python under the GIL, and at 50 Hz that delayed the control loop by up to 1 ms (measured).
+        self._state_period_s = 1.0 / check_positive("state_rate_hz", p["state_rate_hz"], upper=500.0)
+        self._reporting = threading.Event()
+        self._reporter = threading.Thread(target=self._report, name="osc_state_reporter", daemon=True)
+        self._exit_guard = self.create_guard_condition(self._exit_when_done)
+        self._thread: threading.Thread | None = None
+        self._reporter.start()
+        if self._robot_loop is not None:
+            self._robot_loop.start()
+        else:
+            self._thread = threading.Thread(target=self._loop, name="osc_control_loop", daemon=True)
+            self._thread.start()
+        where = (f"robot {self.robot_config.backend} {self.robot_config.robot_ip if self.robot_config.backend == 'rtde' else ''}"
+                 .strip() + " (direct)" if self.robot_config is not None else "robot node over topics")
         self.get_logger().info(
             f"osc_controller: {'identified model ' + p['model_file'] if p['model_file'] else 'nominal model'}, "
-            f"{self.output_mode} output at {self.rate_hz:.0f} Hz, force from {config.force_source.value}, "
-            f"singularity {config.singularity_method.value}, task {self.task_kind}")
+            f"{self.output_mode} output at {self.rate_hz:.0f} Hz to the {where}, force from "
+            f"{config.force_source.value}, singularity {config.singularity_method.value}, task {self.task_kind}")
+
+    def _open_robot(self, robot: UrInterfaceConfig, config) -> None:
+        if config.output_mode.value == "torque" and not robot.supports_torque:
+            raise ParameterError("output_mode torque needs a robot that accepts torque commands: set "
+                                 "supports_torque: true in the robot parameters (e-Series, PolyScope >= 5.23) "
+                                 "or use output_mode velocity")
+        if list(robot.joint_names) != self._names:
+            raise ParameterError(f"the robot's joints {list(robot.joint_names)} differ from the model's "
+                                 f"{self._names}; use the same robot (and tf_prefix) in both")
+        if self._p["publish_robot_state"]:
+            self._robot_topics = RobotStateTopics(node=self, config=robot)
+        self._robot_loop = robot.make_loop(
+            on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
+            on_event=self._on_robot_event, cycle_controller=self._direct_cycle)
 
     # ---- measurements (executor thread) ------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -283,12 +368,46 @@ class OscControllerNode(Node):
         except Exception as exc:  # any fault: stop the arm and stay stopped
             self._stop(f"control loop error: {type(exc).__name__}: {exc}")
 
+    def _on_robot_event(self, level: str, message: str) -> None:
+        """Robot loop events (direct connection): a robot fault stops the controller for good."""
+        if level == "error":
+            self._stop(f"robot fault: {message}")
+        elif level == "warn":
+            self.get_logger().warning(message)
+        else:
+            self.get_logger().info(message)
+
+    def _direct_cycle(self, state: RobotState) -> CycleCommand | None:
+        """One control cycle inside the robot loop (direct connection): sample in, command out."""
+        if self._stopped_reason is not None:
+            return CycleCommand("stop", reason="arm stopped by the controller")
+        try:
+            if self._task_t0 is None:
+                with self._lock:
+                    self._start_task(state.timestamp_s, state.q_rad, state.qd_rad_s)
+            with self._lock:  # targets and stop requests from ROS callbacks wait for the cycle
+                values = self._control(state.timestamp_s, state.q_rad, state.qd_rad_s, state.tcp_wrench_base,
+                                       True, state.current_a, float(self._p["polishing_duration_s"]))
+        except Exception as exc:  # any fault: stop the arm and stay stopped
+            self._stop(f"control error: {type(exc).__name__}: {exc}")
+            values = None
+        if values is None:
+            return CycleCommand("stop", reason="arm stopped by the controller")
+        return CycleCommand(self.output_mode, values)
+
     def _cycle(self, duration: float) -> None:
         with self._lock:
             t, q, qd = self._joint
             wrench = None if self._wrench_base is None else self._wrench_base.copy()
             in_base = self._wrench_in_base_axes
             current = None if self._current is None else self._current.copy()
+        values = self._control(t, q, qd, wrench, in_base, current, duration)
+        if values is not None:
+            self._command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+
+    def _control(self, t: float, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray | None, in_base: bool,
+                 current: np.ndarray | None, duration: float) -> np.ndarray | None:
+        """The law for one cycle: the joint command (Nm or rad/s), or None when the task has ended."""
         ctl = self.controller
         if wrench is not None and not in_base:  # tool0 axes (UR driver): rotate into base axes
             rotation = ctl.osm.rotation
@@ -299,7 +418,7 @@ class OscControllerNode(Node):
                                   acceleration=target.acceleration)
             if duration > 0 and self._task.sliding and t - self._task_t0 > duration:
                 self._stop("polishing finished", error=False)
-                return
+                return None
         a0 = time.perf_counter()
         cmd = ctl.step(q, qd, t, wrench_base=wrench, current_a=current)
         self._step_times.append(time.perf_counter() - a0)
@@ -310,8 +429,8 @@ class OscControllerNode(Node):
         values = cmd.torque_nm if self.output_mode == "torque" else cmd.velocity_rad_s
         if not np.all(np.isfinite(values)):
             raise FloatingPointError("the control law produced NaN/inf")
-        self._command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
         self._last = cmd
+        return values
 
     def _stop(self, reason: str, *, error: bool = True) -> None:
         if self._stopped_reason is not None:
@@ -322,16 +441,30 @@ class OscControllerNode(Node):
         else:
             self.get_logger().info(f"controller stopped: {reason}")
         try:
-            cmd = self.controller.stop()
-            if self.output_mode == "torque":
-                self._command_pub.publish(Float64MultiArray(data=[float(v) for v in cmd.torque_nm]))
-            # ur_interface brings the arm to rest on a zero velocity command (speedJ) in any mode
-            self._stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+            with self._lock:
+                cmd = self.controller.stop()
+            if self._robot_loop is None:  # direct: the next robot cycle stops the arm (CycleCommand stop)
+                if self.output_mode == "torque":
+                    self._command_pub.publish(Float64MultiArray(data=[float(v) for v in cmd.torque_nm]))
+                # ur_interface brings the arm to rest on a zero velocity command (speedJ) in any mode
+                self._stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
         finally:
             self._running = False
             self._done.set()
+            self._exit_guard.trigger()  # the executor thread ends the process if exit_when_done
 
     # ---- reporting ------------------------------------------------------------------------------------------
+    def _report(self) -> None:
+        deadline = time.monotonic()
+        while not self._reporting.is_set():
+            try:
+                self._publish_state()
+            except Exception as exc:  # the context may be shutting down; reporting never stops control
+                if not self._reporting.is_set():
+                    self.get_logger().warning(f"~/state not published: {exc}")
+            deadline = max(deadline + self._state_period_s, time.monotonic())
+            self._reporting.wait(deadline - time.monotonic())
+
     def _publish_state(self) -> None:
         cmd = getattr(self, "_last", None)
         state: dict = {"stage": str(self.controller.stage.value) if hasattr(self.controller.stage, "value")
@@ -344,18 +477,34 @@ class OscControllerNode(Node):
                 position_error_m=float(np.linalg.norm(cmd.position_error_m)),
                 orientation_error_rad=float(np.linalg.norm(cmd.orientation_error_rad)),
                 sigma_min=float(cmd.sigma_min), singular=bool(cmd.singular_weight > 0))
-        if self._period_errors:
-            errors = np.array(self._period_errors[-5000:])
-            steps = np.array(self._step_times[-5000:])
-            state["period_error_us"] = {"median": float(np.median(errors) * 1e6),
-                                        "p99": float(np.percentile(errors, 99) * 1e6)}
-            state["step_time_us"] = {"median": float(np.median(steps) * 1e6),
-                                     "p99": float(np.percentile(steps, 99) * 1e6)}
-            del self._period_errors[:-5000], self._step_times[:-5000]
+        state.update(self._timing_statistics())
+        if self._robot_loop is not None:
+            state["robot"] = self._robot_loop.status.as_dict()
         if self._stage_events:
             state["events"] = list(self._stage_events)
             self._stage_events.clear()
         self._state_pub.publish(String(data=json.dumps(state)))
+
+    def _timing_statistics(self) -> dict:
+        """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second.
+
+        Percentiles over thousands of cycles hold the GIL for a while; computing them at the state rate
+        measurably delayed the control loop, so they are cached.
+        """
+        now = time.monotonic()
+        if now - self._timing_at < 1.0:
+            return self._timing
+        self._timing_at = now
+        errors = (np.abs(self._robot_loop.period_errors_s()[-5000:]) if self._robot_loop is not None
+                  else np.array(self._period_errors[-5000:]))
+        steps = np.array(self._step_times[-5000:])
+        del self._period_errors[:-5000], self._step_times[:-5000]
+        if errors.size and steps.size:
+            self._timing = {"period_error_us": {"median": float(np.median(errors) * 1e6),
+                                                "p99": float(np.percentile(errors, 99) * 1e6)},
+                            "step_time_us": {"median": float(np.median(steps) * 1e6),
+                                             "p99": float(np.percentile(steps, 99) * 1e6)}}
+        return self._timing
 
     def _exit_when_done(self) -> None:
         if self._done.is_set() and bool(self._p["exit_when_done"]):
@@ -364,7 +513,14 @@ class OscControllerNode(Node):
     def shutdown(self) -> None:
         """Stop the control loop and leave the arm at rest."""
         self._stop("shutdown", error=False)
-        self._thread.join(1.0)
+        self._reporting.set()
+        self._reporter.join(1.0)
+        if self._robot_loop is not None:
+            self._robot_loop.stop()
+        if self._robot_topics is not None:
+            self._robot_topics.close()
+        if self._thread is not None:
+            self._thread.join(1.0)
 
 
 def main(args=None) -> int:

@@ -1,0 +1,126 @@
+"""The robot's state as ROS topics, published off the real-time thread.
+
+Used by every node that owns the robot loop (ur_interface, and osc_controller
+when it connects to the robot directly), so the topics are the same whichever
+node drives the arm:
+
+  /joint_states                            sensor_msgs/JointState  position rad, velocity rad/s,
+                                           effort = joint TORQUE in Nm (from effort_source)
+  /motor_currents                          sensor_msgs/JointState  effort = measured motor current, A
+  /target_moment                           sensor_msgs/JointState  effort = controller model torque, Nm
+  /force_torque_sensor_broadcaster/wrench  geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
+
+Samples reach ROS through a deque drained by a publisher thread, so the robot
+loop never waits for DDS and no sample is dropped.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+from geometry_msgs.msg import WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from ..hardware.config import UrInterfaceConfig
+from ..robot_state import RobotState
+
+__all__ = ["STATE_QOS", "RobotStateTopics"]
+
+#: State topics: reliable with a deep history (20 s at 500 Hz) so a busy recorder loses nothing.
+STATE_QOS = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def _stamp(msg_header, t_s: float) -> None:
+    sec = int(t_s)
+    msg_header.stamp.sec = sec
+    msg_header.stamp.nanosec = int(round((t_s - sec) * 1e9)) % 1_000_000_000
+
+
+class RobotStateTopics:
+    """Publishes every :class:`RobotState` the robot loop hands to :meth:`on_sample`.
+
+    Every sample is stamped with the robot's own clock (RTDE timestamp) plus a
+    constant offset fixed at the first sample, so stamp differences are
+    robot-clock differences.
+    """
+
+    def __init__(self, *, node: Node, config: UrInterfaceConfig, backlog: int = 20_000) -> None:
+        self._node = node
+        self._config = config
+        self._names = list(config.joint_names)
+        self._samples: collections.deque[RobotState] = collections.deque(maxlen=backlog)
+        self._wake = threading.Event()
+        self._clock_offset_s: float | None = None
+        self._joint_pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
+        self._current_pub = node.create_publisher(JointState, "/motor_currents", STATE_QOS)
+        self._moment_pub = node.create_publisher(JointState, "/target_moment", STATE_QOS)
+        self._wrench_pub = node.create_publisher(WrenchStamped, "/force_torque_sensor_broadcaster/wrench",
+                                                 STATE_QOS)
+        self._publishing = True
+        self._thread = threading.Thread(target=self._publish_samples, name="state_publisher", daemon=True)
+        self._thread.start()
+
+    @property
+    def backlog(self) -> int:
+        """Samples waiting to be published."""
+        return len(self._samples)
+
+    def on_sample(self, state: RobotState) -> None:
+        """Queue a sample (robot loop thread; never blocks)."""
+        self._samples.append(state)
+        self._wake.set()
+
+    def close(self, drain_timeout_s: float = 2.0) -> None:
+        """Publish what is queued (up to the timeout) and end the publisher thread."""
+        deadline = time.monotonic() + drain_timeout_s
+        while self._samples and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._publishing = False
+        self._wake.set()
+        self._thread.join(1.0)
+
+    def _publish_samples(self) -> None:
+        while self._publishing:
+            self._wake.wait(0.1)
+            self._wake.clear()
+            while self._samples:
+                try:
+                    self._publish_one(self._samples.popleft())
+                except Exception as exc:  # e.g. context shut down while draining
+                    if self._publishing:
+                        self._node.get_logger().error(f"publishing a sample failed: {exc}")
+                    return
+
+    def _publish_one(self, s: RobotState) -> None:
+        if self._clock_offset_s is None or s.timestamp_s + self._clock_offset_s < 0:
+            self._clock_offset_s = time.time() - s.timestamp_s
+        t = s.timestamp_s + self._clock_offset_s
+        js = JointState()
+        _stamp(js.header, t)
+        js.header.frame_id = ""
+        js.name = self._names
+        js.position = s.q_rad.tolist()
+        js.velocity = s.qd_rad_s.tolist()
+        js.effort = self._config.joint_torque_nm(s).tolist()
+        self._joint_pub.publish(js)
+        cur = JointState()
+        cur.header = js.header
+        cur.name = self._names
+        cur.effort = s.current_a.tolist()
+        self._current_pub.publish(cur)
+        mom = JointState()
+        mom.header = js.header
+        mom.name = self._names
+        mom.effort = s.target_moment_nm.tolist()
+        self._moment_pub.publish(mom)
+        w = WrenchStamped()
+        w.header.stamp = js.header.stamp
+        w.header.frame_id = self._config.tf_prefix + "base"
+        f = s.tcp_wrench_base
+        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = float(f[0]), float(f[1]), float(f[2])
+        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = float(f[3]), float(f[4]), float(f[5])
+        self._wrench_pub.publish(w)
