@@ -7,7 +7,7 @@ import signal
 import sys
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from ..parameters import ParameterError
@@ -40,7 +40,12 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds.
         gc.collect()
         gc.freeze()
-        rclpy.spin(node)
+        # spin_once with a timeout, not spin(): a Python signal handler only runs when the main thread
+        # returns from the executor's wait, and a node without timers may otherwise wait forever.
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.25)
     except ParameterError as exc:
         print(f"{name}: configuration error: {exc}", file=sys.stderr)
         code = 2

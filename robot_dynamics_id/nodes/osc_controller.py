@@ -192,6 +192,7 @@ class OscControllerNode(Node):
         self._period_errors: list[float] = []
         self._step_times: list[float] = []
         self._timing: dict = {}
+        self._force_error_window_n: float | None = None
         self._timing_at = 0.0
         self._stage_events: list[str] = []
         self._done = threading.Event()
@@ -430,6 +431,10 @@ class OscControllerNode(Node):
         if not np.all(np.isfinite(values)):
             raise FloatingPointError("the control law produced NaN/inf")
         self._last = cmd
+        if cmd.stage == "hybrid":
+            # every cycle's normal-force error, not only the ~/state samples: the worst since the last report
+            error = abs(float(cmd.force_error[2]))
+            self._force_error_window_n = max(self._force_error_window_n or 0.0, error)
         return values
 
     def _stop(self, reason: str, *, error: bool = True) -> None:
@@ -477,6 +482,9 @@ class OscControllerNode(Node):
                 position_error_m=float(np.linalg.norm(cmd.position_error_m)),
                 orientation_error_rad=float(np.linalg.norm(cmd.orientation_error_rad)),
                 sigma_min=float(cmd.sigma_min), singular=bool(cmd.singular_weight > 0))
+        if self._force_error_window_n is not None:
+            # max |normal force error| over every cycle since the previous ~/state (N)
+            state["force_error_abs_max_n"], self._force_error_window_n = self._force_error_window_n, None
         state.update(self._timing_statistics())
         if self._robot_loop is not None:
             state["robot"] = self._robot_loop.status.as_dict()

@@ -1,0 +1,133 @@
+"""osc_controller as a real process (loopback DDS), started the way control.launch.py starts it.
+
+Default connection ``direct``: the node opens the simulated UR3 itself and runs the law in the robot
+loop's cycle. The force-error and timing targets of issue 5 are measured by benchmarks/ and the demo;
+these tests check the behaviour a lab relies on: contact is made and held, the task ends cleanly,
+bad targets and bad configuration are refused with a message, the robot state topics are published.
+"""
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import PoseStamped, WrenchStamped
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from robot_dynamics_id.launch_emulation import plan_launch
+from robot_dynamics_id.nodes.probe import probe_session
+from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+_RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def _controller(**arguments):
+    (node,) = plan_launch("control.launch.py", {"sim": "true", **arguments})
+    assert node.name == "osc_controller" and node.parameter_overrides["robot_connection"] == "direct"
+    return node
+
+
+@pytest.fixture(scope="module")
+def probe():
+    p = probe_session(name="osc_controller_test_probe")
+    p.states = []
+    p.create_subscription(String, "/osc_controller/state", lambda m: p.states.append(json.loads(m.data)), _RELIABLE)
+    p.target_frame = p.create_publisher(PoseStamped, "/osc_controller/target_frame", _RELIABLE)
+    p.target_wrench = p.create_publisher(WrenchStamped, "/osc_controller/target_wrench", _RELIABLE)
+    yield p
+    p.close()
+    rclpy.shutdown()
+
+
+def test_polishing_makes_contact_holds_the_force_and_ends_cleanly(tmp_path, probe):
+    probe.states.clear()
+    probe.clear()
+    process = start_node(_controller(task="polishing", output_mode="torque"), log_dir=tmp_path,
+                         env=loopback_environment(),
+                         extra_ros_args=["-p", "robot_parameters:=[supports_torque=true, sim_truth_seed=3]",
+                                         "-p", "polishing_duration_s:=6.0", "-p", "exit_when_done:=true"])
+    try:
+        process.popen.wait(timeout=180)
+    finally:
+        process.stop()
+    log = process.log()
+    assert process.popen.returncode == 0, log
+    assert "polishing finished" in log, log
+    events = [e for s in probe.states for e in s.get("events", [])]
+    stages = [e for e in events if e.startswith("stage")]
+    assert any("approach -> impact" in e for e in stages) and any("-> hybrid" in e for e in stages), events
+    hybrid = [s for s in probe.states if s.get("stage") == "hybrid" and "force_error_abs_max_n" in s]
+    assert len(hybrid) > 100, f"only {len(hybrid)} states in hybrid control"
+    # contact is held through the sliding motion: the worst normal-force error of every cycle after the
+    # first second of contact stays well below the 10 N set-point (the 1 N target is the benchmark's)
+    worst = max(s["force_error_abs_max_n"] for s in hybrid[50:])
+    assert worst < 3.0, f"normal force error reached {worst:.2f} N"
+    assert all(s["stopped"] in (None, "polishing finished") for s in probe.states)
+    timing = [s for s in probe.states if "period_error_us" in s]
+    assert timing and all(s["robot"]["state"] in ("ready", "moving", "stopped") for s in timing)
+    # the robot's state topics come from the controller process in direct connection
+    t, q, _ = probe.joint_arrays()
+    assert t.size > 1000 and np.all(np.diff(t) > 0)
+
+
+def _start_external(tmp_path, probe, extra=()):
+    probe.states.clear()
+    process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
+                         env=loopback_environment(), extra_ros_args=list(extra))
+    assert wait_until(lambda: any(s.get("stage") == "free" and "robot" in s for s in probe.states), 90.0), \
+        process.log()
+    return process
+
+
+def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, probe):
+    process = _start_external(tmp_path, probe,
+                              ["-p", "robot_parameters:=[supports_torque=true]", "-p", "max_force_n:=40.0"])
+    try:
+        assert wait_until(lambda: probe.target_frame.get_subscription_count() > 0
+                          and probe.target_wrench.get_subscription_count() > 0, 30.0)
+        nan_pose = PoseStamped()
+        nan_pose.pose.position.x = math.nan
+        nan_pose.pose.orientation.w = 1.0
+        # targets keep only the newest (depth 1, like commands): one at a time
+        probe.target_frame.publish(nan_pose)
+        time.sleep(0.3)
+        not_unit = PoseStamped()
+        not_unit.pose.position.x, not_unit.pose.position.z = 0.3, 0.3
+        not_unit.pose.orientation.w = 0.5
+        probe.target_frame.publish(not_unit)
+        time.sleep(0.3)
+        unreachable = PoseStamped()
+        unreachable.pose.position.x = 2.0  # the UR3 reaches 0.5 m
+        unreachable.pose.orientation.w = 1.0
+        probe.target_frame.publish(unreachable)
+        too_strong = WrenchStamped()
+        too_strong.wrench.force.z = 100.0
+        probe.target_wrench.publish(too_strong)
+
+        def refusals():
+            return [e for s in probe.states for e in s.get("events", []) if "refused" in e]
+
+        assert wait_until(lambda: len(refusals()) >= 4, 20.0), (refusals(), process.log())
+        text = " | ".join(refusals())
+        assert "finite" in text and "unit quaternion" in text and "reach" in text and "max_force_n = 40" in text, text
+        time.sleep(1.0)
+        # none of them moved the arm: still holding the start pose, the controller not stopped
+        latest = probe.states[-1]
+        assert latest["stopped"] is None and latest["position_error_m"] < 0.005, latest
+    finally:
+        assert process.stop() == 0, process.log()
+
+
+def test_torque_output_on_a_robot_without_torque_control_is_a_configuration_error(tmp_path):
+    process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
+                         env=loopback_environment(),
+                         extra_ros_args=["-p", "robot_backend:=rtde",
+                                         "-p", "robot_parameters:=[supports_torque=false]"])
+    process.popen.wait(timeout=60)
+    assert process.popen.returncode == 2, process.log()
+    assert "supports_torque" in process.log() and "output_mode velocity" in process.log()
