@@ -65,3 +65,5 @@ class RobotState:
     safety_mode: int = int(SafetyMode.NORMAL)
     #: True while the control script runs (RTDE runtime_state == PLAYING)
     program_running: bool = True
+    #: simulation ground truth: the noise-free ``tcp_wrench_base`` (None on a real robot); for scoring only
+    tcp_wrench_base_true: np.ndarray | None = None

@@ -151,9 +151,10 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
 
 
 # ---- 3. drive gains -------------------------------------------------------------------------------------------
-#: the known payload of the calibration: 0.5 kg, 5 cm out along the tool axis (tool0)
-CALIBRATION_PAYLOAD_KG = 0.5
-CALIBRATION_PAYLOAD_COM_M = (0.0, 0.0, 0.05)
+#: the known payload of the calibration: 2.4 kg (80 % of the UR3's 3 kg), CoM off every wrist axis so that
+#: it loads all six joints (tool0 frame, m)
+CALIBRATION_PAYLOAD_KG = 2.4
+CALIBRATION_PAYLOAD_COM_M = (0.1, 0.05, 0.05)
 
 
 def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int, say) -> list[float]:
@@ -169,8 +170,9 @@ def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: i
     calibration = out / "drive_gain_calibration"
     without = write_experiment_bag(calibration / "without_payload", runs.without_payload)
     with_payload = write_experiment_bag(calibration / "with_payload", runs.with_payload)
-    result = run_drive_gains(without, with_payload, robot="ur3", payload_mass_kg=CALIBRATION_PAYLOAD_KG,
-                             payload_com_m=CALIBRATION_PAYLOAD_COM_M)
+    result = run_drive_gains(without, with_payload, robot="ur3", payload_mass_kg=runs.payload.mass_kg,
+                             payload_com_m=runs.payload.com_m,
+                             payload_inertia_about_com_kgm2=runs.payload.inertia_about_com_kgm2)
     (calibration / "drive_gains.json").write_text(json.dumps(result, indent=2))
     gains = [float(g) for g in result["drive_gains_nm_per_a"]]
     say("    drive gains (Nm/A): " + ", ".join(f"{g:.3f}" for g in gains)
@@ -278,11 +280,16 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
         t_h = hybrid[0][0]
         settled = [s for t, s in hybrid if t > t_h + SETTLE_S + 1.0 / 50.0]  # + one ~/state period
         worst = np.array([s["force_error_abs_max_n"] for s in settled if "force_error_abs_max_n" in s])
+        worst_true = np.array([s["true_force_error_abs_max_n"] for s in settled
+                               if "true_force_error_abs_max_n" in s])
         sampled = np.array([abs(s["force_error_n"][2]) for s in settled if s.get("force_error_n")])
         if worst.size:
-            result.update(force_error_abs_max_n=float(worst.max()),
-                          force_error_rms_n=float(np.sqrt(np.mean(sampled**2))),
-                          force_error_abs_p99_n=float(np.percentile(sampled, 99)), samples=int(sampled.size))
+            # measured: against the F/T sensor reading, which carries the simulated sensor noise (0.2 N std);
+            # true: against the simulator's noise-free contact force (what the polishing surface feels)
+            result.update(force_error_abs_max_n=float(worst_true.max()) if worst_true.size else None,
+                          measured_force_error_abs_max_n=float(worst.max()),
+                          measured_force_error_rms_n=float(np.sqrt(np.mean(sampled**2))),
+                          samples=int(sampled.size))
         timing = [s for _, s in states if s.get("period_error_us")]
         if timing:
             result["loop_period_error_us_p99"] = float(np.median([s["period_error_us"]["p99"] for s in timing]))
@@ -306,9 +313,12 @@ def _print_summary(summary: dict, out: Path) -> None:
         print("  fit per joint, validation (%): " + ", ".join(f"{v:.1f}" for v in ident["validation_fit_percent"]))
     print(f"  physically consistent: {'yes' if all(ident['physically_consistent_links']) else 'NO'}")
     print("force control (10 N on the curved surface, base moving, identified model, torque output 500 Hz):")
-    if ctl.get("force_error_abs_max_n") is not None:
-        print(f"  |force error| after settling: max {ctl['force_error_abs_max_n']:.2f} N over every cycle "
-              f"(target <= 1.0 N), RMS {ctl['force_error_rms_n']:.2f} N ({ctl['samples']} samples of ~/state)")
+    if ctl.get("measured_force_error_abs_max_n") is not None:
+        if ctl.get("force_error_abs_max_n") is not None:
+            print(f"  |force error| after settling, true contact force: max {ctl['force_error_abs_max_n']:.2f} N "
+                  "over every cycle (target <= 1.0 N)")
+        print(f"  |force error| after settling, as the F/T sensor measures it (0.2 N noise): max "
+              f"{ctl['measured_force_error_abs_max_n']:.2f} N, RMS {ctl['measured_force_error_rms_n']:.2f} N")
         if ctl.get("loop_period_error_us_p99") is not None:
             print(f"  control loop period error p99 {ctl['loop_period_error_us_p99']:.0f} us (target <= 500 us); "
                   f"law step p99 {ctl['step_time_us_p99']:.0f} us")

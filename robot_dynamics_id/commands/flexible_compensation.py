@@ -15,11 +15,11 @@ HELP = "reproduce P4 (quasi-static force-error compensation for flexible arms) a
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--family", type=int, default=6,
-                        help="number of extra poses of the paper's kind per example (stretched ± offsets; default 6)")
-    parser.add_argument("--family-range-rad", type=float, default=0.05,
-                        help="half-width of the uniform joint offsets of the pose family, rad (default 0.05)")
-    parser.add_argument("--seed", type=int, default=2024, help="seed of the pose family (default 2024)")
+    parser.add_argument("--family", type=int, default=4,
+                        help="number of extra poses of the paper's kind per example (other inner-joint bends, "
+                             "each matching the paper's initial error; default 4; the 5-DOF ones take ~5 s each)")
+    parser.add_argument("--family-max-bend-rad", type=float, default=0.1,
+                        help="largest inner-joint bend of the pose family, rad (default 0.1)")
     parser.add_argument("--ur-stiffness", type=float, nargs=6, metavar="K",
                         help="UR3 joint stiffness, N·m/rad, base..wrist 3 (default: the package's assumed values)")
 
@@ -33,8 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.family < 0:
         raise ValueError("--family must be >= 0")
     for key in ("3dof", "5dof"):
-        rep = reproduce_example(key, family_size=args.family, family_half_range_rad=args.family_range_rad,
-                                seed=args.seed)
+        rep = reproduce_example(key, family_size=args.family, family_max_bend_rad=args.family_max_bend_rad)
         print(format_example(rep))
         print()
     print("Defective arm (2 links, 2 m reach) asked for the 3-DOF set-point (needs 3 m):")

@@ -25,13 +25,18 @@ Real-time: ``step`` allocates little and takes 0.05 ms (free motion) to 0.08 ms 
 median of one core's CPU time (benchmarks/bench_controller.py); its :class:`ControlCommand`
 is reused between cycles (copy what you keep).
 
-Compliant joints (Bicchi & Melchiorri, seeds.md P4; control/flexible.py
-``ur_force_setpoint_correction``) are not an option of this controller: that correction is
-an offline, iterative (Levenberg-Marquardt) change of the JOINT POSITION set-point for a
-position-controlled arm whose force loop holds the sensor wrench; here the force loop
-acts on the wrench at the tool tip through the model each cycle, and the simulated plant's
-joints are rigid, so it could neither run in the cycle nor show an effect. Use it offline
-to correct the contact pose given to ``set_motion_target``.
+Compliant joints (Bicchi & Melchiorri, seeds.md P4): with ``flexible_compensation`` on, the
+force target is corrected for the joint deflections of strain-wave gears
+(control/flexible.py ``CompliantJointForceCorrection``): the encoders read the motor side,
+so under load the tool frame is turned away from where the rigid model puts it, and the
+wrench the tool applies in the world misses the target. The correction makes the applied
+world-frame wrench equal the target mapped to the world through the rigid kinematics at
+the measured joint angles (what the controller means by its target). It is recomputed at
+``flexible_compensation_rate_hz`` (not every cycle: ~0.05 ms per update) from the measured
+contact wrench; between updates a cycle only compares a time. It acts on the
+force-controlled axes: a tilt of the tool changes the normal force only at second order,
+so a pure normal-force task sees little change; a task whose force has tangential
+components (pushing with friction, several force-controlled axes) is what it corrects.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ from ..io.model_file import DynamicModel
 from ..robot_state import RobotState
 from ..dynamics.friction import SIGN_SMOOTHING_RAD_S
 from .contact import ContactStage, ContactStageMachine, StageEvent
+from .compliance import wrench_transform_of
+from .flexible import UR3_JOINT_STIFFNESS_NM_PER_RAD, CompliantJointForceCorrection
 from .force_estimation import MomentumObserver, wrench_from_joint_torque
 from .operational_space import OperationalSpaceModel, orientation_error, shift_wrench
 from .projected import projected_hybrid_torque
@@ -197,6 +204,14 @@ class ControllerConfig:
     max_moment_nm: float = 5.0
     #: reach margin: targets farther than (reach - margin) from the shoulder are refused (m)
     reach_margin_m: float = 0.01
+    # ---- compliant joints, Bicchi & Melchiorri (seeds.md P4) ---------------------------
+    #: correct the force target for joint deflections (see the module docstring)
+    flexible_compensation: bool = False
+    #: joint torsional stiffness, one per joint (N m/rad); None = the package's ASSUMED UR3
+    #: values (control/flexible.py UR3_JOINT_STIFFNESS_NM_PER_RAD; identify them for a real arm)
+    joint_stiffness_nm_per_rad: tuple[float, ...] | None = None
+    #: how often the correction is recomputed (Hz); at 500 Hz, 5 Hz = every 100th cycle
+    flexible_compensation_rate_hz: float = 5.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_mode", OutputMode(self.output_mode))
@@ -230,6 +245,14 @@ class ControllerConfig:
             raise ValueError("law='projected' needs output_mode='torque' (it computes joint torques)")
         if self.velocity_integration_base not in ("command", "measured"):
             raise ValueError("velocity_integration_base must be 'command' or 'measured'")
+        if not (np.isfinite(self.flexible_compensation_rate_hz) and self.flexible_compensation_rate_hz > 0):
+            raise ValueError(f"flexible_compensation_rate_hz must be > 0 Hz, got {self.flexible_compensation_rate_hz}")
+        if self.joint_stiffness_nm_per_rad is not None:
+            k = np.asarray(self.joint_stiffness_nm_per_rad, float).reshape(-1)
+            if k.size == 0 or not np.all(k > 0):
+                raise ValueError("joint_stiffness_nm_per_rad must list one stiffness > 0 N m/rad per joint "
+                                 f"(inf = rigid), got {self.joint_stiffness_nm_per_rad}")
+            object.__setattr__(self, "joint_stiffness_nm_per_rad", tuple(float(v) for v in k))
 
 
 @dataclass
@@ -344,6 +367,20 @@ class OperationalSpaceController:
         self._xdd_d = np.zeros(6)
         self._wrench_d_task = np.zeros(6)
         self._wrench_d_force = np.zeros(6)
+        # the targets the force law uses: the above, or corrected for compliant joints (P4)
+        self._wrench_d_task_used = np.zeros(6)
+        self._wrench_d_force_used = np.zeros(6)
+        self._flex: CompliantJointForceCorrection | None = None
+        self._flex_next_time = -math.inf
+        if cfg.flexible_compensation:
+            stiffness = (UR3_JOINT_STIFFNESS_NM_PER_RAD if cfg.joint_stiffness_nm_per_rad is None
+                         else np.asarray(cfg.joint_stiffness_nm_per_rad, float))
+            if np.size(stiffness) != n:
+                raise ValueError(f"joint_stiffness_nm_per_rad needs {n} values (one per joint) for "
+                                 f"{model.robot}, got {np.size(stiffness)}")
+            self._flex = CompliantJointForceCorrection(self.osm.model, self.osm.force_frame_id, stiffness,
+                                                       fixed_point_iterations=2)
+            self._flex_load = np.zeros(6)
         self._has_motion_target = False
         # ---- state ----
         self._integral = np.zeros(6)
@@ -455,6 +492,33 @@ class OperationalSpaceController:
         self._wrench_d_task[:] = w
         # the feed-forward f_d of P2 eq. (2) acts on the force-controlled axes only
         np.multiply(w, self._force_mask, out=self._wrench_d_force)
+        self._wrench_d_task_used[:] = self._wrench_d_task
+        self._wrench_d_force_used[:] = self._wrench_d_force
+        self._flex_next_time = -math.inf  # recompute the compliant-joint correction next cycle
+
+    @property
+    def force_target_used(self) -> np.ndarray:
+        """The force target the force law regulates (tool-tip axes): the one set, or with
+        ``flexible_compensation`` the one corrected for the joint deflections (a copy)."""
+        return self._wrench_d_task_used.copy()
+
+    def _update_flexible_compensation(self, q_rad: np.ndarray, w_tip: np.ndarray, time_s: float) -> None:
+        """Bicchi & Melchiorri (P4) applied to the force target: hold the tip wrench that the
+        DEFLECTED arm maps onto the target's world-frame wrench (flexible.CompliantJointForceCorrection)."""
+        r = self.osm.tip_rotation
+        load = self._flex_load  # the environment's wrench on the robot, tip axes, moment about the tip
+        load[:3] = -(r.T @ w_tip[:3])
+        load[3:] = -(r.T @ w_tip[3:])
+        theta = self._flex.deflection(q_rad, load)
+        # correction matrix K_t^-1 K_r (tip axes) from the rigid and deflected tip frames
+        pin.framesForwardKinematics(self._flex.model, self._flex.data, q_rad)
+        t_rigid = self._flex.data.oMf[self._flex.frame_id].copy()  # oMf is overwritten below
+        pin.framesForwardKinematics(self._flex.model, self._flex.data, theta)
+        relative = self._flex.data.oMf[self._flex.frame_id].actInv(t_rigid)  # rigid tip seen from the true tip
+        corrected = wrench_transform_of(relative.homogeneous) @ self._wrench_d_task  # K(T_t^-1 T_r) w, P4 eq. (7)
+        self._wrench_d_task_used[:] = corrected
+        np.multiply(corrected, self._force_mask, out=self._wrench_d_force_used)
+        self._flex_next_time = time_s + 1.0 / self.config.flexible_compensation_rate_hz
 
     def start_approach(self, time_s: float) -> StageEvent | None:
         """Begin the contact sequence (stage 1: pure motion towards the motion target, P2 eq. (10))."""
@@ -582,7 +646,9 @@ class OperationalSpaceController:
             A = np.dot(S, R6, out=self._task_to_o)
             # Force law at the tool tip in task axes, P2 eq. (4), with saturation and anti-windup.
             err = self._tmp6
-            np.subtract(self._wrench_d_task, R6.T @ w_tip, out=err)
+            if self._flex is not None and time_s >= self._flex_next_time:
+                self._update_flexible_compensation(q_rad, w_tip, time_s)
+            np.subtract(self._wrench_d_task_used, R6.T @ w_tip, out=err)
             err *= self._force_mask
             np.minimum(err, self._err_lim, out=err)
             np.maximum(err, -self._err_lim, out=err)
@@ -605,7 +671,7 @@ class OperationalSpaceController:
             f_star = kpf * err + kif * self._integral - self._kvf * (A.T @ twist)
             f_star *= self._force_mask
             f_star_o = A @ f_star
-            ff_o = A @ self._wrench_d_force
+            ff_o = A @ self._wrench_d_force_used
             # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
             if projected:
                 tau_projected = self._projected_torque(accel, err, lam, d, twist, qd_rad_s)
@@ -708,7 +774,7 @@ class OperationalSpaceController:
         qdd_ref = osm.M_inv @ (jac.T @ (lam @ (accel - osm.dJ_qd)))
         # inertia along the constraint normal, 1 / (A M^-1 A^T)
         inertia_n = 1.0 / float(a_row @ (osm.M_inv @ a_row))
-        f_d = float(self._wrench_d_task[2])
+        f_d = float(self._wrench_d_task_used[2])
         v_n = float(a_row @ qd_rad_s)
         force_cmd = (f_d + cfg.force_loop_gain * err[2] + cfg.force_loop_integral_gain_per_s * self._integral[2]
                      + cfg.kv_force_per_s * inertia_n * v_n)

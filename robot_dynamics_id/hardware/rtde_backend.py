@@ -85,9 +85,9 @@ _MAX_COMMAND_AGE_S = 0.05
 class _ControlProxy:
     """``RTDEControlInterface`` in a child process, driven through its stdin; replies on its stdout."""
 
-    def __init__(self, robot_ip: str, rate_hz: float, watchdog_hz: float) -> None:
+    def __init__(self, robot_ip: str, rate_hz: float, watchdog_hz: float, realtime_priority: int = 0) -> None:
         cmd = [sys.executable, "-m", "robot_dynamics_id.hardware.rtde_backend", "--control-proxy",
-               robot_ip, repr(float(rate_hz)), repr(float(watchdog_hz))]
+               robot_ip, repr(float(rate_hz)), repr(float(watchdog_hz)), str(int(realtime_priority))]
         # stderr is inherited: ur_rtde's own messages land in the node's log
         self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self._stdin_fd = self.popen.stdin.fileno()
@@ -169,12 +169,16 @@ class RtdeBackend(RobotBackend):
             process for 100 ms).
         connect_timeout_s: how long one connection attempt may wait for the first data and for
             the control script to run.
-        sample_wait_s: how long :meth:`read` waits for a sample newer than the last one it returned
-            (default: one controller period; 0: never wait). The controller's clock then paces the
-            loop, as the UR ROS driver's read() does: without it a loop and a stream that both run at
-            500 Hz on different clocks alias, and a sample that lands right at the loop's wake-up is
-            read twice or skipped (measured: 6 % of the samples skipped on a loaded machine,
-            ``benchmarks/bench_rtde_soak.py``).
+        realtime_priority: SCHED_FIFO priority (1-99; 0: normal scheduling) of ur_rtde's receive threads and
+            of the whole control process, as ur_rtde's ``rt_priority``; ignored where not permitted. Give the
+            robot loop thread the same (RobotLoop ``realtime_priority``).
+        sample_wait_s: when :meth:`read` finds no sample newer than the one it returned last, how long it
+            waits for one (default: half a controller period; 0: never wait). A loop and a stream that
+            both run at 500 Hz on different clocks alias: a sample that lands just after the loop's
+            wake-up would be read late, so the next read finds two new ones and one is never seen
+            (measured: 6 % of the samples on a loaded machine, ``benchmarks/bench_rtde_soak.py
+            --no-sample-wait``). Half a period, not a whole one: a loop catching up after a delay must
+            still gain on its schedule with every cycle.
     """
 
     def __init__(
@@ -189,6 +193,7 @@ class RtdeBackend(RobotBackend):
         stale_after_s: float | None = None,
         connect_timeout_s: float = 15.0,
         sample_wait_s: float | None = None,
+        realtime_priority: int = 0,
     ) -> None:
         self.robot_ip = robot_ip
         self.rate_hz = float(rate_hz)
@@ -198,7 +203,8 @@ class RtdeBackend(RobotBackend):
         self._coulomb_scale = [float(v) for v in coulomb_scale]
         self.stale_after_s = max(0.2, 25.0 / self.rate_hz) if stale_after_s is None else float(stale_after_s)
         self.connect_timeout_s = float(connect_timeout_s)
-        self.sample_wait_s = 1.0 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
+        self.realtime_priority = max(0, int(realtime_priority))
+        self.sample_wait_s = 0.5 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
         #: reads that had to wait for the sample / that gave up waiting (diagnostics for the soak benchmark)
         self.sample_waits = 0
         self.sample_wait_timeouts = 0
@@ -221,7 +227,8 @@ class RtdeBackend(RobotBackend):
         self._closing = False
         try:
             if self._receive is None:
-                self._receive = rtde_receive.RTDEReceiveInterface(self.robot_ip, self.rate_hz, _RECEIVE_VARIABLES)
+                self._receive = rtde_receive.RTDEReceiveInterface(self.robot_ip, self.rate_hz, _RECEIVE_VARIABLES,
+                                                                  False, False, self.realtime_priority)
             elif not self._receive.isConnected():
                 # safe: the receive interface's own thread has ended when it reports disconnected
                 self._receive.reconnect()
@@ -252,7 +259,7 @@ class RtdeBackend(RobotBackend):
         if proxy is None or not proxy.alive() or not state.program_running:
             # a fresh control interface (re-)uploads the control script
             self._drop_proxy()
-            proxy = _ControlProxy(self.robot_ip, self.rate_hz, self.controller_watchdog_hz)
+            proxy = _ControlProxy(self.robot_ip, self.rate_hz, self.controller_watchdog_hz, self.realtime_priority)
             self._proxy = proxy
             deadline = time.monotonic() + self.connect_timeout_s
             while not proxy.ready.wait(0.05) and time.monotonic() < deadline:
@@ -547,9 +554,16 @@ def _coalesce(messages: list[tuple[int, float, list[float]]], now: float) -> lis
     return keep
 
 
-def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float) -> int:
+def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realtime_priority: int = 0) -> int:
     """Child process: own an RTDEControlInterface, execute commands from stdin, report on stdout."""
     import rtde_control
+
+    if realtime_priority > 0:
+        # this (command) thread, and every thread created later, runs SCHED_FIFO; best effort
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(realtime_priority))
+        except (OSError, AttributeError):
+            realtime_priority = 0
 
     out = sys.stdout
 
@@ -561,7 +575,8 @@ def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float) -> in
             pass
 
     try:
-        control = rtde_control.RTDEControlInterface(robot_ip, rate_hz)
+        flags = rtde_control.RTDEControlInterface.FLAG_UPLOAD_SCRIPT
+        control = rtde_control.RTDEControlInterface(robot_ip, rate_hz, flags, 50002, realtime_priority)
         if watchdog_hz > 0 and not control.setWatchdog(watchdog_hz):
             say("ERROR setWatchdog was refused by the controller")
             return 1
@@ -613,8 +628,9 @@ def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float) -> in
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--control-proxy":
-        sys.exit(_control_proxy_main(sys.argv[2], float(sys.argv[3]), float(sys.argv[4])))
-    print("usage: python -m robot_dynamics_id.hardware.rtde_backend --control-proxy IP RATE_HZ WATCHDOG_HZ",
-          file=sys.stderr)
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "--control-proxy":
+        sys.exit(_control_proxy_main(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]),
+                                     int(sys.argv[5]) if len(sys.argv) == 6 else 0))
+    print("usage: python -m robot_dynamics_id.hardware.rtde_backend --control-proxy IP RATE_HZ WATCHDOG_HZ "
+          "[RT_PRIORITY]", file=sys.stderr)
     sys.exit(2)

@@ -124,6 +124,10 @@ def identify_drive_gains(
         a = np.column_stack([w_j[:, used], np.concatenate([t[:, j] for t in payload_torques])])
         y = np.concatenate([c[:, j] for c in currents])
         scale = np.linalg.norm(a, axis=0)
+        if not scale[-1] > 0:
+            raise ValueError(f"joint {j + 1}: the payload puts no torque on this joint in these recordings, so "
+                             "its drive gain is not identifiable; offset the payload CoM from the joint's axis "
+                             "(e.g. off the tool axis for joint 6) and move the joint")
         q_factor, r_factor = np.linalg.qr(a / scale)
         diag = np.abs(np.diag(r_factor))
         if diag[-1] < 1e-6 * diag.max():

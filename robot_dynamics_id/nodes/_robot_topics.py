@@ -11,7 +11,10 @@ node drives the arm:
   /force_torque_sensor_broadcaster/wrench  geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
 
 Samples reach ROS through a deque drained by a publisher thread, so the robot
-loop never waits for DDS and no sample is dropped.
+loop never waits for DDS and no sample is dropped; or, with ``inline``, they are
+published in the robot loop's own thread right after the cycle's command has
+gone out (no second thread competing with the loop for the GIL in the middle of
+the next cycle's law).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class RobotStateTopics:
     robot-clock differences.
     """
 
-    def __init__(self, *, node: Node, config: UrInterfaceConfig, backlog: int = 20_000) -> None:
+    def __init__(self, *, node: Node, config: UrInterfaceConfig, backlog: int = 20_000, inline: bool = False) -> None:
         self._node = node
         self._config = config
         self._names = list(config.joint_names)
@@ -61,8 +64,10 @@ class RobotStateTopics:
         self._wrench_pub = node.create_publisher(WrenchStamped, "/force_torque_sensor_broadcaster/wrench",
                                                  STATE_QOS)
         self._publishing = True
+        self._inline = inline
         self._thread = threading.Thread(target=self._publish_samples, name="state_publisher", daemon=True)
-        self._thread.start()
+        if not inline:
+            self._thread.start()
 
     @property
     def backlog(self) -> int:
@@ -70,7 +75,14 @@ class RobotStateTopics:
         return len(self._samples)
 
     def on_sample(self, state: RobotState) -> None:
-        """Queue a sample (robot loop thread; never blocks)."""
+        """Queue a sample (robot loop thread; never blocks), or publish it now when ``inline``."""
+        if self._inline:
+            if self._publishing:
+                try:
+                    self._publish_one(state)
+                except Exception as exc:  # e.g. context shut down: never break the robot loop
+                    self._node.get_logger().error(f"publishing a sample failed: {exc}")
+            return
         self._samples.append(state)
         self._wake.set()
 
@@ -81,7 +93,8 @@ class RobotStateTopics:
             time.sleep(0.01)
         self._publishing = False
         self._wake.set()
-        self._thread.join(1.0)
+        if self._thread.is_alive():
+            self._thread.join(1.0)
 
     def _publish_samples(self) -> None:
         while self._publishing:

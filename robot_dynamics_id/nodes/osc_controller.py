@@ -193,6 +193,7 @@ class OscControllerNode(Node):
         self._step_times: list[float] = []
         self._timing: dict = {}
         self._force_error_window_n: float | None = None
+        self._true_force_error_window_n: float | None = None
         self._timing_at = 0.0
         self._stage_events: list[str] = []
         self._done = threading.Event()
@@ -245,7 +246,8 @@ class OscControllerNode(Node):
             raise ParameterError(f"the robot's joints {list(robot.joint_names)} differ from the model's "
                                  f"{self._names}; use the same robot (and tf_prefix) in both")
         if self._p["publish_robot_state"]:
-            self._robot_topics = RobotStateTopics(node=self, config=robot)
+            # inline: published by the loop thread after each command, measured steadier than a second thread
+            self._robot_topics = RobotStateTopics(node=self, config=robot, inline=True)
         self._robot_loop = robot.make_loop(
             on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
             on_event=self._on_robot_event, cycle_controller=self._direct_cycle)
@@ -389,12 +391,27 @@ class OscControllerNode(Node):
             with self._lock:  # targets and stop requests from ROS callbacks wait for the cycle
                 values = self._control(state.timestamp_s, state.q_rad, state.qd_rad_s, state.tcp_wrench_base,
                                        True, state.current_a, float(self._p["polishing_duration_s"]))
+                if values is not None and state.tcp_wrench_base_true is not None:
+                    self._score_against_truth(state)
         except Exception as exc:  # any fault: stop the arm and stay stopped
             self._stop(f"control error: {type(exc).__name__}: {exc}")
             values = None
         if values is None:
             return CycleCommand("stop", reason="arm stopped by the controller")
         return CycleCommand(self.output_mode, values)
+
+    def _score_against_truth(self, state: RobotState) -> None:
+        """Simulation only: the normal-force error against the noise-free contact force (not used by the law).
+
+        force_error is f_d - n_measured with n = r_z . (-f_base) (the law's sign convention), so
+        f_d - n_true = force_error - r_z . (f_measured - f_true).
+        """
+        cmd = self._last
+        if cmd.stage != "hybrid" or self.controller.config.force_source.value != "sensor":
+            return
+        r_z = self.controller.osm.tip_rotation[:, 2]
+        error = float(cmd.force_error[2]) - float(r_z @ (state.tcp_wrench_base[:3] - state.tcp_wrench_base_true[:3]))
+        self._true_force_error_window_n = max(self._true_force_error_window_n or 0.0, abs(error))
 
     def _cycle(self, duration: float) -> None:
         with self._lock:
@@ -485,6 +502,10 @@ class OscControllerNode(Node):
         if self._force_error_window_n is not None:
             # max |normal force error| over every cycle since the previous ~/state (N)
             state["force_error_abs_max_n"], self._force_error_window_n = self._force_error_window_n, None
+        if self._true_force_error_window_n is not None:
+            # simulation only: the same against the noise-free contact force
+            state["true_force_error_abs_max_n"], self._true_force_error_window_n = \
+                self._true_force_error_window_n, None
         state.update(self._timing_statistics())
         if self._robot_loop is not None:
             state["robot"] = self._robot_loop.status.as_dict()

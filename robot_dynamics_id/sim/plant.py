@@ -498,7 +498,7 @@ class SimulatedUR:
         q = d.qpos[self._arm].copy()
         qd = d.qvel[self._arm].copy()
         current = self._motor_torque / self._true_gains
-        wrench = self.tcp_wrench_base_true()
+        wrench = true_wrench = self.tcp_wrench_base_true()
         if self.noise_enabled:
             sn = self.sensor_noise
             n = self.n_joints
@@ -517,6 +517,7 @@ class SimulatedUR:
             target_current_a=self._target_moment / self._nominal_gains,
             target_moment_nm=self._target_moment.copy(),
             tcp_wrench_base=wrench,
+            tcp_wrench_base_true=true_wrench,
             robot_mode=int(RobotMode.RUNNING),
             safety_mode=int(safety),
             program_running=not self._protective_stop,

@@ -24,7 +24,7 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path):
                             env=env, capture_output=True, text=True, timeout=1500)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "==== robot_dynamics_id demo: summary ====" in result.stdout
-    for stage in ("1/4", "2/4", "3/4", "4/4"):
+    for stage in ("1/5", "2/5", "3/5", "4/5", "5/5"):
         assert stage in result.stdout
     summary = json.loads((out / "summary.json").read_text())
     ident = summary["identification"]
@@ -33,9 +33,13 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path):
     for name in ("model.yaml", "model.urdf", "metrics.json", "torque_fit.png", "friction.png"):
         assert (out / "identification" / name).is_file(), name
     assert (out / "bag" / "metadata.yaml").is_file()
+    # drive gains from the known-payload calibration, near the simulated arm's (nominal 10 10 8 6 6 6 Nm/A,
+    # the truth perturbs them by a few per cent)
+    gains = summary["drive_gains_nm_per_a"]
+    assert len(gains) == 6 and all(abs(g / n - 1.0) < 0.15 for g, n in zip(gains, (10, 10, 8, 6, 6, 6))), gains
     control = summary["control"]
     assert control["ran"], "the controller never reached hybrid force/motion control"
-    # The force-error figures are reported in the summary, not asserted here: with the controller
-    # in its own process over DDS they do not yet meet issue 5's bar (the in-process runs do:
-    # test/control/test_polishing.py).
-    assert "force_error_rms_n" in control
+    assert control["stopped"] == "polishing finished"
+    # Contact held through the whole task. The 1 N bar is the full demo's and the benchmark's (quiet
+    # machine); here the check is that force control works end to end, with margin for a loaded machine.
+    assert control["force_error_abs_max_n"] < 3.0, control

@@ -5,9 +5,22 @@ fault-control port), ur_interface started from its launch file with ``sim:=false
 robot_ip:=127.0.0.3`` (the unmodified ur_rtde client inside), and this test's DDS probe.
 
 The behaviour tests are those of the sim backend (test_ur_interface.py). The fault tests inject each
-fault while the arm moves and check: the arm is commanded to stop no later than 3 control cycles (plus
-a scheduling allowance) after the node logs the fault, it is at rest soon after, the fault is on the
-status topic, the node comes back to ``ready``, and nothing moves until a new command arrives.
+fault while the arm moves and check, on the stand-in's own record of every controller cycle (its
+velocity trace: cycle count, commanded and true joint speed), that
+
+* the stop reaches the arm's servo no later than 3 control cycles (plus a scheduling allowance) after
+  the node noticed the fault; where the node is cut off (outage, node frozen), the controller itself
+  stops the arm within its RTDE watchdog time;
+* from that cycle on, the commanded velocity ramps to zero at the stop's deceleration and the true
+  velocity is at rest a few servo-settling cycles after the ramp ends.
+
+"At rest within 3 control cycles of noticing" cannot be met literally: from 0.3 rad/s a UR3 joint
+needs 0.3 / 10 rad/s^2 = 30 ms (15 cycles) to stop at its deceleration limit, on a real arm as on the
+simulated one. What the node controls is when the stop reaches the arm; the rest is physics, which is
+checked against the configured deceleration.
+
+They also check that the fault is on the status topic, the node comes back to ``ready``, and nothing
+moves until a new command arrives.
 """
 
 import math
@@ -36,6 +49,12 @@ WATCHDOG_S = 0.1
 #: the controller-side RTDE watchdog; 5 Hz rather than the default 10 Hz because on a loaded 2-core CI
 #: machine the node process is sometimes not scheduled for 100 ms (which would, correctly, stop the arm)
 CONTROLLER_WATCHDOG_HZ = 5.0
+#: controller cycles the true velocity may take to settle below the rest threshold after the commanded
+#: velocity reached zero (servo: 200 rad/s, damping 0.9 -> 4 / (0.9 * 200) = 22 ms = 11 cycles)
+SETTLE_CYCLES = 12
+#: the stand-in's rest threshold (max |true joint velocity|), rad/s, and how long the arm must stay below it
+REST_SPEED_RAD_S = 0.005
+REST_CYCLES = 25
 #: the ur_interface process the module fixture stops at the end (the last test replaces it)
 _SYSTEM_NODE: list = [None]
 _LOG_LINE = re.compile(r"\[(INFO|WARN|ERROR)\] \[(\d+\.\d+)\] \[ur_interface\]: (.*)")
@@ -139,10 +158,11 @@ def test_nan_command_is_refused_and_stops_the_arm(system):
 
 
 def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_deadline_s=None):
-    """Move, inject a fault, check stop timing, recovery to ready, and that nothing is replayed.
+    """Move, inject a fault, check stop timing and deceleration, recovery to ready, and that nothing is replayed.
 
-    ``stop_deadline_s``: for faults that cut the node off from the controller (an outage), the stop can
-    only come from the controller itself: then the stop must land within this time of the fault.
+    ``stop_deadline_s``: for faults that cut the node off from the controller (an outage, a frozen node),
+    the stop can only come from the controller itself (its RTDE watchdog): then the stop must land within
+    this time of the fault.
     """
     probe.events.clear()
     probe.statuses.clear()
@@ -157,6 +177,7 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
             if time.monotonic() - cruising_since > 0.2:
                 break
     assert not _at_rest(standin), f"{name}: the arm did not move before the fault:\n{proc.log()[-2000:]}"
+    tick_fault = standin.state()["ticks"]
     t_fault = time.time()
     inject()
     # keep commanding through the fault, as a controller node would
@@ -165,6 +186,10 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
         probe.send_velocity([0.3, 0, 0, 0, 0, 0])
         time.sleep(0.01)
     t_stream_end = time.time()
+    # the stand-in keeps the last 4 s of cycles: take its trace of the stop now
+    time.sleep(0.1)
+    trace = standin.velocity_trace(tick_fault - 10)
+    stop_records = [r for r in standin.stop_records() if r[0] >= tick_fault]
     # the fault is on the status topic (status messages are depth 1: look at states, not only events)
     assert probe.wait_for(lambda: any(s.get("state") in ("fault", "connecting") and s.get("fault")
                                       for s in list(probe.statuses)), 5.0), \
@@ -178,21 +203,21 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
     notices = [t for t, level, msg in _node_log(proc) if t >= t_fault - 0.01 and level in ("ERROR", "WARN")]
     assert notices, f"{name}: the node logged nothing"
     t_notice = notices[0]
-    stops = [t for t, cause in standin.stops() if t >= t_fault - 0.01]
-    assert stops, f"{name}: the controller never stopped the arm"
-    motion = [(t, what) for t, what in standin.motion() if t >= stops[0]]
-    rests = [t for t, what in motion if what == "rest"]
-    assert rests, f"{name}: the arm never came to rest"
-    print(f"{name}: noticed {1000 * (t_notice - t_fault):.0f} ms after the fault, stop commanded "
-          f"{1000 * (stops[0] - t_notice):+.0f} ms from noticing, at rest {1000 * (rests[0] - stops[0]):.0f} ms "
-          "after the stop")
+    assert stop_records, f"{name}: the controller never stopped the arm: {standin.stops()[-5:]}"
+    stop_tick, t_stop, cause, deceleration, _ = stop_records[0]
+    ramp_ticks, rest_tick = _check_deceleration(name, trace, stop_tick, deceleration)
+    print(f"{name}: noticed {1000 * (t_notice - t_fault):.0f} ms after the fault; stop ({cause}) reached the arm "
+          f"{1000 * (t_stop - t_notice):+.1f} ms from noticing, {1000 * (t_stop - t_fault):.0f} ms after the fault; "
+          f"ramp {ramp_ticks} cycles at {deceleration:g} rad/s^2, at rest {rest_tick - stop_tick} cycles after "
+          "the stop")
     if stop_deadline_s is None:
-        assert stops[0] <= t_notice + 3 * PERIOD_S + SCHEDULING_ALLOWANCE_S, \
-            f"{name}: stop {stops[0] - t_notice:.3f} s after the node noticed"
+        # The node logs the fault right after it sent the stop, so t_notice is, if anything, late.
+        assert t_stop <= t_notice + 3 * PERIOD_S + SCHEDULING_ALLOWANCE_S, \
+            f"{name}: the stop reached the arm {t_stop - t_notice:.3f} s after the node noticed"
     else:
-        assert stops[0] <= t_fault + stop_deadline_s, f"{name}: stop {stops[0] - t_fault:.3f} s after the fault"
-    # from 0.3 rad/s at >= 10 rad/s^2: 30 ms, plus the servo's settling
-    assert rests[0] - stops[0] < 0.25
+        # cut off (outage) or frozen: no stop of the node can reach the arm; the controller stops it itself
+        assert "RTDE input watchdog" in cause, f"{name}: stopped by {cause!r}, not by the controller's watchdog"
+        assert t_stop <= t_fault + stop_deadline_s, f"{name}: stop {t_stop - t_fault:.3f} s after the fault"
     # Nothing is replayed: once the node is ready and the last command (if the node accepted it after
     # recovering) has timed out, the arm stays at rest until a new command comes.
     t_quiet = max(t_stream_end, time.time()) + WATCHDOG_S + 0.1
@@ -207,6 +232,36 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
     assert standin.wait_until(lambda: _at_rest(standin), 3.0)
     status = probe.latest_status() or {}
     assert status.get("state") in ("ready", "moving"), status
+
+
+def _check_deceleration(name, trace, stop_tick, deceleration):
+    """From the cycle the stop reached the servo: the commanded speed ramps to 0 at ``deceleration`` and the
+    true speed settles below the rest threshold within SETTLE_CYCLES. Returns (ramp cycles, rest cycle)."""
+    rows = {row[0]: row for row in trace}
+    ticks = sorted(rows)
+    assert stop_tick - 1 in rows and all(t in rows for t in range(stop_tick - 1, ticks[-1] + 1)), \
+        f"{name}: the stand-in's trace misses cycles around the stop"
+    ref_before = rows[stop_tick - 1][2]
+    assert ref_before > 0.25, f"{name}: the arm was not moving when the stop arrived ({ref_before:.3f} rad/s)"
+    step = deceleration * PERIOD_S
+    zero = next((t for t in ticks if t >= stop_tick and rows[t][2] < 1e-9), None)
+    assert zero is not None, f"{name}: the commanded velocity never reached 0 after the stop"
+    ramp_ticks = zero - stop_tick + 1
+    # the ramp takes ref_before / (deceleration * period) cycles (rounded up), and each cycle removes one step
+    assert math.ceil(ref_before / step - 1e-9) - 1 <= ramp_ticks <= math.ceil(ref_before / step - 1e-9) + 1, \
+        f"{name}: commanded velocity reached 0 in {ramp_ticks} cycles from {ref_before:.3f} rad/s at {deceleration}"
+    for t in range(stop_tick, zero):
+        expected = max(0.0, ref_before - step * (t - stop_tick + 1))
+        assert rows[t][2] == pytest.approx(expected, abs=step * 1.01), \
+            f"{name}: commanded speed {rows[t][2]:.4f} at cycle {t - stop_tick} of the stop, expected {expected:.4f}"
+    # at rest: below the threshold for REST_CYCLES in a row (later cycles may move again: after a frozen node
+    # recovers, the commands the test keeps sending are new ones, and they are obeyed)
+    rest = next((t for t in ticks if t >= zero and all(rows.get(u, (0, 0, 0, 1.0))[3] <= REST_SPEED_RAD_S
+                                                       for u in range(t, t + REST_CYCLES))), None)
+    assert rest is not None and rest - zero <= SETTLE_CYCLES, \
+        f"{name}: true speed not at rest {SETTLE_CYCLES} cycles after the ramp: " \
+        f"{[round(rows[t][3], 4) for t in ticks if zero <= t <= zero + 2 * SETTLE_CYCLES]}"
+    return ramp_ticks, rest
 
 
 def test_faults_stop_the_arm_report_and_recover(system):
@@ -227,7 +282,9 @@ def test_faults_stop_the_arm_report_and_recover(system):
     _inject_and_check(standin, proc, probe, "protective stop", lambda: standin.command("protective_stop"),
                       recover=unlock)
     _inject_and_check(standin, proc, probe, "program stop", lambda: standin.command("stop_program"))
-    _inject_and_check(standin, proc, probe, "controller watchdog", freeze_node)
+    # the node is frozen, so it notices only afterwards: the controller's RTDE watchdog stops the arm
+    _inject_and_check(standin, proc, probe, "controller watchdog", freeze_node,
+                      stop_deadline_s=1.0 / CONTROLLER_WATCHDOG_HZ + 10 * PERIOD_S + SCHEDULING_ALLOWANCE_S)
     # every port closes: nothing reaches the controller, whose RTDE watchdog stops the program
     _inject_and_check(standin, proc, probe, "outage", lambda: standin.command("unreachable 1.0"),
                       stop_deadline_s=1.0 / CONTROLLER_WATCHDOG_HZ + 10 * PERIOD_S + SCHEDULING_ALLOWANCE_S)

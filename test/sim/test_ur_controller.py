@@ -261,6 +261,60 @@ def test_dropped_receive_connection_is_reported_and_reconnects(standin):
         receive.disconnect()
 
 
+@pytest.mark.parametrize("fault", ["unreachable 0.5", "drop rtde"])
+def test_arm_stops_without_the_node_when_the_client_is_cut_off(standin, fault):
+    """A moving arm stops without any help from the node when its RTDE client is cut off.
+
+    ``unreachable``: every port closes, so nothing reaches the controller: the control script's RTDE
+    watchdog (``setWatchdog``, 10 Hz here) sees no input update for 1/f, stops the program, and the arm
+    ramps down at the stop deceleration. ``drop rtde``: the connections close but the controller stays
+    reachable: ur_rtde's control interface reconnects at once and its reconnect stops the script before
+    uploading it again (seen with ur_rtde 1.6.5), so the arm stops even sooner. Either way the stop lands
+    within the watchdog time; the client here sends nothing after the fault (the node's dashboard stop is
+    not used)."""
+    from robot_dynamics_id.hardware.rtde_backend import RtdeBackend
+
+    watchdog_hz = 10.0
+    watchdog_cycles = 500.0 / watchdog_hz
+    backend = RtdeBackend(robot_ip=CLIENT_HOST, rate_hz=500.0, controller_watchdog_hz=watchdog_hz)
+    backend.connect()
+    try:
+        give_up = time.monotonic() + 5.0
+        while time.monotonic() < give_up and abs(standin.state()["qd_rad_s"][0] - 0.3) > 0.01:
+            for _ in range(5):
+                backend.speed_j(np.array([0.3, 0, 0, 0, 0, 0]), 10.0)
+                backend.end_cycle()
+                time.sleep(0.002)
+        assert abs(standin.state()["qd_rad_s"][0] - 0.3) < 0.01, "the arm did not reach 0.3 rad/s"
+        tick_fault = standin.state()["ticks"]
+        standin.command(fault)
+        assert standin.wait_until(lambda: not standin.state()["program_running"], 2.0)
+        time.sleep(0.15)
+        records = [r for r in standin.stop_records() if r[0] >= tick_fault]
+        assert records, standin.stops()
+        stop_tick, _, cause, deceleration, _ = records[0]
+        if fault.startswith("unreachable"):
+            assert "RTDE input watchdog" in cause, records
+            # no update for more than rate / f cycles: the stop lands 51 cycles after the last update, which
+            # came at most a few cycles before the fault (the client sent one every cycle)
+            assert watchdog_cycles - 5 < stop_tick - tick_fault <= watchdog_cycles + 2, (stop_tick, tick_fault)
+        else:
+            assert stop_tick - tick_fault <= watchdog_cycles + 2, (records, standin.events()[1][-8:])
+        rows = {row[0]: row for row in standin.velocity_trace(stop_tick - 1)}
+        assert all(t in rows for t in range(stop_tick - 1, max(rows) + 1))
+        ref_before = rows[stop_tick - 1][2]
+        assert ref_before == pytest.approx(0.3, abs=0.01)
+        zero = min(t for t, row in rows.items() if t >= stop_tick and row[2] < 1e-9)
+        # ramps down at the stop deceleration: ref / (deceleration * period) cycles, then the servo settles
+        assert zero - stop_tick + 1 == pytest.approx(ref_before / (deceleration * 0.002), abs=1.01)
+        assert max(row[3] for t, row in rows.items() if t >= zero + 12) <= 0.005
+        time.sleep(0.5)  # reachable again: the receive interface can be disconnected cleanly
+    finally:
+        backend.disconnect()
+    assert standin.wait_until(lambda: standin.state()["rtde_clients"] == 0, 3.0), \
+        "\n".join(map(str, standin.events()[1][-15:]))
+
+
 def test_dashboard_answers_like_polyscope(standin):
     import re
 

@@ -89,13 +89,14 @@ class ControlScript:
             compiles it as a no-op, as ur_rtde's script does below PolyScope 5.26).
         stop_deceleration_rad_s2: deceleration of the stop a program end causes.
         log: called with (level, message) for everything worth a line in the controller log.
-        on_stop: called with the cause whenever the script commands the arm to stop.
+        on_stop: called with (cause, deceleration rad/s² or None for the controller's default) whenever the
+            script commands the arm to stop.
     """
 
     def __init__(self, *, registers: Registers, plant, int_offset: int = 0, float_offset: int = 0,
                  supports_direct_torque: bool = False, stop_deceleration_rad_s2: float = 10.0,
                  log: Callable[[str, str], None] | None = None,
-                 on_stop: Callable[[str], None] | None = None) -> None:
+                 on_stop: Callable[[str, float | None], None] | None = None) -> None:
         if int_offset not in (0, 24) or float_offset not in (0, 24):
             raise ValueError(f"register offsets must be 0 or 24, got int {int_offset}, float {float_offset}")
         self.registers = registers
@@ -105,7 +106,7 @@ class ControlScript:
         self.supports_direct_torque = supports_direct_torque
         self.stop_deceleration_rad_s2 = float(stop_deceleration_rad_s2)
         self._log = log or (lambda level, message: None)
-        self._on_stop = on_stop or (lambda cause: None)
+        self._on_stop = on_stop or (lambda cause, deceleration: None)
         self.running = True
         self.executing_cmd = False
         #: (register name, min frequency Hz) once setWatchdog was processed
@@ -179,9 +180,10 @@ class ControlScript:
         elif cmd == Command.SPEED_STOP:
             deceleration = self._float(0)
             self._check_finite("stopj", deceleration)
-            plant.speed_stop(deceleration if deceleration > 0 else self.stop_deceleration_rad_s2)
+            deceleration = deceleration if deceleration > 0 else self.stop_deceleration_rad_s2
+            plant.speed_stop(deceleration)
             self.is_speeding = False
-            self._on_stop(f"speedStop ({deceleration:g} rad/s^2)")
+            self._on_stop(f"speedStop ({deceleration:g} rad/s^2)", deceleration)
         elif cmd == Command.DIRECT_TORQUE:
             if self.supports_direct_torque:
                 torque = self._floats(0)
@@ -201,13 +203,14 @@ class ControlScript:
         elif cmd == Command.PROTECTIVE_STOP:
             plant.protective_stop()
             self._log("warn", "protective stop triggered by the client (triggerProtectiveStop)")
-            self._on_stop("triggerProtectiveStop")
+            self._on_stop("triggerProtectiveStop", None)
         elif cmd in (Command.STOPL, Command.STOPJ, Command.SERVO_STOP, Command.FORCE_MODE_STOP):
             deceleration = self._float(0) if cmd in (Command.STOPL, Command.STOPJ) else self.stop_deceleration_rad_s2
             self._check_finite("stop", deceleration)
-            plant.speed_stop(deceleration if deceleration > 0 else self.stop_deceleration_rad_s2)
+            deceleration = deceleration if deceleration > 0 else self.stop_deceleration_rad_s2
+            plant.speed_stop(deceleration)
             self.is_speeding = False
-            self._on_stop(f"stop command {cmd}")
+            self._on_stop(f"stop command {cmd}", deceleration)
         elif cmd == Command.STOP_SCRIPT:
             self._log("info", "Received stop script!")
             return False

@@ -59,6 +59,8 @@ REST_SPEED_RAD_S = 0.005
 CATCH_UP_LIMIT_S = 0.5
 #: bytes an RTDE client may fall behind before the controller drops it
 MAX_SEND_BACKLOG_BYTES = 256 * 1024
+#: controller cycles kept in the velocity trace (:attr:`StandInController.velocity_trace`): 4 s at 500 Hz
+VELOCITY_TRACE_TICKS = 2000
 
 
 class RuntimeState:
@@ -186,6 +188,11 @@ class StandInController:
         self._event_count = 0
         self._stop_log: collections.deque[tuple[float, str]] = collections.deque(maxlen=1000)
         self._motion_log: collections.deque[tuple[float, str]] = collections.deque(maxlen=1000)
+        #: (tick, wall time, cause, deceleration rad/s^2, true speed rad/s) of every stop
+        self._stop_records: collections.deque[tuple[int, float, str, float, float]] = collections.deque(maxlen=1000)
+        #: (tick, wall time, max |reference qd|, max |true qd|) of the last VELOCITY_TRACE_TICKS cycles
+        self._velocity_trace: collections.deque[tuple[int, float, float, float]] = collections.deque(
+            maxlen=VELOCITY_TRACE_TICKS)
         self._moving = False
         self.last_script_text = ""
         #: log every input data package (debugging a client)
@@ -302,6 +309,17 @@ class StandInController:
     def stop_log(self) -> list[tuple[float, str]]:
         """(wall time, cause) of every stop the controller commanded (script stop, watchdog, ...)."""
         return list(self._stop_log)
+
+    @property
+    def stop_records(self) -> list[tuple[int, float, str, float, float]]:
+        """(controller cycle, wall time, cause, deceleration rad/s², max true joint speed rad/s) of every stop
+        the controller commanded: the cycle in which the stop reached the arm's servo."""
+        return list(self._stop_records)
+
+    def velocity_trace(self, since_tick: int = 0) -> list[tuple[int, float, float, float]]:
+        """(controller cycle, wall time, max |commanded (reference) joint velocity|, max |true joint velocity|)
+        per cycle, rad/s, for the last :data:`VELOCITY_TRACE_TICKS` cycles from ``since_tick`` on."""
+        return [row for row in list(self._velocity_trace) if row[0] >= since_tick]
 
     @property
     def motion_log(self) -> list[tuple[float, str]]:
@@ -484,8 +502,12 @@ class StandInController:
             self._record_stop(reason)
         self._stop_program("program stopped by the protective stop")
 
-    def _record_stop(self, cause: str) -> None:
-        self._stop_log.append((time.time(), cause))
+    def _record_stop(self, cause: str, deceleration_rad_s2: float | None = None) -> None:
+        now = time.time()
+        self._stop_log.append((now, cause))
+        speed = float(np.max(np.abs(self.plant.qd_true_rad_s))) if self.plant is not None else 0.0
+        decel = self._stop_deceleration if deceleration_rad_s2 is None else float(deceleration_rad_s2)
+        self._stop_records.append((self.ticks, now, cause, decel, speed))
 
     # ---- the control loop -------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -583,6 +605,8 @@ class StandInController:
         if self.plant.in_protective_stop and self._protective_stop_since is None:
             self._enter_protective_stop(f"protective stop ({self.plant.protective_stop_reason})")
         speed = float(np.max(np.abs(self.plant.qd_true_rad_s)))
+        self._velocity_trace.append((self.ticks, time.time(), float(np.max(np.abs(self.plant.reference_qd_rad_s))),
+                                     speed))
         moving = speed > REST_SPEED_RAD_S
         if moving != self._moving:
             self._moving = moving
@@ -748,15 +772,17 @@ class StandInController:
 
     def _service_rtde(self, timeout_s: float) -> None:
         """Read and handle what RTDE clients sent, waiting up to ``timeout_s`` for something to arrive."""
-        clients = [c for c in self._rtde_clients if not c.closed]
         live = []
-        for c in clients:
-            try:
-                if c.sock.fileno() >= 0:
-                    live.append(c)
-                    continue
-            except OSError:
-                pass
+        for c in list(self._rtde_clients):
+            if not c.closed:
+                try:
+                    if c.sock.fileno() >= 0:
+                        live.append(c)
+                        continue
+                except OSError:
+                    pass
+            # closed here, or marked closed by a failed send: forget it (else it stays in the client list and
+            # its listener thread waits forever)
             self._close_rtde(c, "connection closed")
         if not live:
             if timeout_s > 0:

@@ -15,6 +15,9 @@ Not part of a UR controller. One command per line, one reply line each:
 ``events [index]``               JSON: {"index": n, "events": [[time, level, msg], ...]}
 ``stops``                        JSON: [[wall time, cause], ...] stops the controller commanded
 ``motion``                       JSON: [[wall time, "moving"|"rest"], ...]
+``stop_records``                 JSON: [[cycle, wall time, cause, deceleration, speed], ...] every stop
+``trace [cycle]``                JSON: [[cycle, wall time, max |ref qd|, max |true qd|], ...] per
+                                 controller cycle from ``cycle`` on (the last 2000 cycles are kept)
 ``quit``                         close this connection
 ===============================  ===================================================
 """
@@ -94,6 +97,10 @@ def handle_command(controller, line: str) -> str:
             return json.dumps(controller.stop_log)
         if cmd == "motion":
             return json.dumps(controller.motion_log)
+        if cmd == "stop_records":
+            return json.dumps(controller.stop_records)
+        if cmd == "trace":
+            return json.dumps(controller.velocity_trace(int(args[0]) if args else 0))
     except (ValueError, IndexError) as exc:
         controller._reject(f"fault-control {line[:100]!r}: {exc}")
         return f"error {exc}"
