@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +45,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_id.launch_emulation import plan_launch  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _identified_model import identify_simulated_arm  # noqa: E402
 
 TRUTH_SEED = 3
 SETTLE_S = 0.5
@@ -121,21 +125,6 @@ def baseline_run(seconds: float, model: str) -> dict:
             "step_p99_us": float(np.percentile(steps, 99) * 1e6)}
 
 
-def identified_model(out_dir: str) -> str:
-    from robot_dynamics_id.identification.job import run_identify
-    from robot_dynamics_id.sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
-
-    t0 = time.perf_counter()
-    trajectory = planned_fourier_excitation("ur3", duration_s=30.0, seed=0, period_s=10.0)
-    result = run_experiment(trajectory, robot="ur3", truth_seed=TRUTH_SEED, noise_seed=1)
-    bag = write_experiment_bag(Path(out_dir) / "bag", result)
-    summary = run_identify(bag, robot="ur3", out_dir=Path(out_dir) / "identification", torque_source="current",
-                           drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, progress=False, plots=False)
-    print(f"identified the model in {time.perf_counter() - t0:.0f} s: training fit "
-          + ", ".join(f"{f:.1f}" for f in summary["fit_percent"]) + " %", flush=True)
-    return str(Path(out_dir) / "identification" / "model.yaml")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -144,7 +133,7 @@ def main() -> int:
     parser.add_argument("--nominal", action="store_true", help="control with the nominal model instead")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="bench_osc_")
-    model = "" if args.nominal else (args.model or identified_model(work))
+    model = "" if args.nominal else (args.model or str(identify_simulated_arm(work, truth_seed=TRUTH_SEED)))
     rclpy.init()
     handle = rclpy.create_node("bench_osc_controller")
     nodes, bases = [], []

@@ -228,7 +228,8 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
         f"{name}: motion without a command after recovery (stale command replayed?)"
     # resumes on a new command
     probe.stream_velocity([0.2, 0, 0, 0, 0, 0], duration_s=0.3)
-    assert [t for t, what in standin.motion() if t > t_check and what == "moving"], f"{name}: no resume"
+    assert standin.wait_until(lambda: [t for t, what in standin.motion() if t > t_check and what == "moving"], 1.0), \
+        f"{name}: no resume: {probe.events[-5:]}\n{proc.log()[-1500:]}"
     assert standin.wait_until(lambda: _at_rest(standin), 3.0)
     status = probe.latest_status() or {}
     assert status.get("state") in ("ready", "moving"), status
