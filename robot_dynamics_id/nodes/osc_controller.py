@@ -81,6 +81,14 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("tool_tip_offset_m", "double_array", [0.0, 0.0, 0.11],
                   "tool tip (force point) in tool0 coordinates", "m"),
     ParameterSpec("friction_compensation", "bool", True, "add the identified friction model (P2 eq. 11-12)"),
+    ParameterSpec("flexible_compensation", "bool", False,
+                  "correct the force target for compliant (strain-wave) joints so the WORLD-frame force set-point "
+                  "is met (Bicchi & Melchiorri, P4)"),
+    ParameterSpec("joint_stiffness_nm_per_rad", "double_array", [],
+                  "joint torsional stiffness, one per joint, for flexible_compensation (empty: the package's "
+                  "ASSUMED UR3 values)", "Nm/rad"),
+    ParameterSpec("flexible_compensation_rate_hz", "double", 5.0,
+                  "how often the compliant-joint correction is recomputed", "Hz"),
     ParameterSpec("task", "string", "external",
                   "external (targets on ~/target_frame, ~/target_wrench) or polishing (built-in P2 task)"),
     ParameterSpec("polishing_force_n", "double", 10.0, "polishing: desired normal force", "N"),
@@ -174,6 +182,13 @@ class OscControllerNode(Node):
                 payload=Payload(mass_kg=mass, com_m=tuple(com)),
                 tool_tip_offset_m=tuple(tip),
                 friction_compensation=bool(p["friction_compensation"]),
+                flexible_compensation=bool(p["flexible_compensation"]),
+                joint_stiffness_nm_per_rad=(tuple(check_vector("joint_stiffness_nm_per_rad",
+                                                               p["joint_stiffness_nm_per_rad"],
+                                                               len(model.joint_names), positive=True))
+                                            if p["joint_stiffness_nm_per_rad"] else None),
+                flexible_compensation_rate_hz=check_positive("flexible_compensation_rate_hz",
+                                                             p["flexible_compensation_rate_hz"], upper=500.0),
             )
             self.controller = OperationalSpaceController(model, config=config)
         except ValueError as exc:

@@ -86,7 +86,8 @@ def _start_external(tmp_path, probe, extra=()):
 
 def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, probe):
     process = _start_external(tmp_path, probe,
-                              ["-p", "robot_parameters:=[supports_torque=true]", "-p", "max_force_n:=40.0"])
+                              ["-p", "robot_parameters:=[supports_torque=true]", "-p", "max_force_n:=40.0",
+                               "-p", "flexible_compensation:=true"])
     try:
         assert wait_until(lambda: probe.target_frame.get_subscription_count() > 0
                           and probe.target_wrench.get_subscription_count() > 0, 30.0)
@@ -131,3 +132,13 @@ def test_torque_output_on_a_robot_without_torque_control_is_a_configuration_erro
     process.popen.wait(timeout=60)
     assert process.popen.returncode == 2, process.log()
     assert "supports_torque" in process.log() and "output_mode velocity" in process.log()
+
+
+def test_a_stiffness_per_joint_is_required_for_the_flexible_compensation(tmp_path):
+    process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
+                         env=loopback_environment(),
+                         extra_ros_args=["-p", "flexible_compensation:=true",
+                                         "-p", "joint_stiffness_nm_per_rad:=[3000.0, 3000.0]"])
+    process.popen.wait(timeout=60)
+    assert process.popen.returncode == 2, process.log()
+    assert "joint_stiffness_nm_per_rad" in process.log() and "expected 6" in process.log(), process.log()

@@ -166,18 +166,23 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
     """
     probe.events.clear()
     probe.statuses.clear()
-    # stream until the arm cruises (a loaded machine can delay the start by a few hundred ms)
+    # stream until the arm cruises (a loaded machine can delay the start by a few hundred ms); the stand-in
+    # is asked only every 5th command: a gap of 100 ms would let the node's own watchdog stop the arm
     give_up = time.monotonic() + 3.0
     cruising_since = None
+    count = 0
     while time.monotonic() < give_up:
         probe.send_velocity([0.3, 0, 0, 0, 0, 0])
         time.sleep(0.01)
-        if abs(standin.state()["qd_rad_s"][0] - 0.3) < 0.01:
+        count += 1
+        if count % 5 == 0 and abs(standin.state()["qd_rad_s"][0] - 0.3) < 0.01:
             cruising_since = cruising_since or time.monotonic()
             if time.monotonic() - cruising_since > 0.2:
                 break
     assert not _at_rest(standin), f"{name}: the arm did not move before the fault:\n{proc.log()[-2000:]}"
+    probe.send_velocity([0.3, 0, 0, 0, 0, 0])
     tick_fault = standin.state()["ticks"]
+    probe.send_velocity([0.3, 0, 0, 0, 0, 0])
     t_fault = time.time()
     inject()
     # keep commanding through the fault, as a controller node would
@@ -190,6 +195,9 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
     time.sleep(0.1)
     trace = standin.velocity_trace(tick_fault - 10)
     stop_records = [r for r in standin.stop_records() if r[0] >= tick_fault]
+    assert not [r for r in stop_records if r[1] < t_fault - 0.002], \
+        f"{name}: the arm was stopped before the fault was injected ({stop_records[0][2]}): the test could not " \
+        "send a command for 100 ms (the node's watchdog), the machine is overloaded"
     # the fault is on the status topic (status messages are depth 1: look at states, not only events)
     assert probe.wait_for(lambda: any(s.get("state") in ("fault", "connecting") and s.get("fault")
                                       for s in list(probe.statuses)), 5.0), \
