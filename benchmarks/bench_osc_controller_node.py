@@ -53,7 +53,7 @@ TRUTH_SEED = 3
 SETTLE_S = 0.5
 
 
-def node_run(seconds: float, model: str, log_dir: str, node_handle) -> dict:
+def node_run(seconds: float, model: str, log_dir: str, node_handle, extra: list[str]) -> dict:
     states: list[tuple[float, dict]] = []
     sub = node_handle.create_subscription(String, "/osc_controller/state",
                                           lambda m: states.append((time.monotonic(), json.loads(m.data))),
@@ -62,7 +62,7 @@ def node_run(seconds: float, model: str, log_dir: str, node_handle) -> dict:
                                                 "output_mode": "torque"})
     proc = start_node(node, log_dir=log_dir, env=loopback_environment(), extra_ros_args=[
         "-p", f"robot_parameters:=[supports_torque=true, sim_truth_seed={TRUTH_SEED}]",
-        "-p", f"polishing_duration_s:={seconds}", "-p", "exit_when_done:=true"])
+        "-p", f"polishing_duration_s:={seconds}", "-p", "exit_when_done:=true", *extra])
     executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node_handle)
     try:
@@ -131,15 +131,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="polishing time per run after contact (s)")
     parser.add_argument("--model", default="", help="an identified model.yaml (default: identify one now)")
     parser.add_argument("--nominal", action="store_true", help="control with the nominal model instead")
+    parser.add_argument("--param", nargs="*", default=[], dest="ros_args", metavar="NAME:=VALUE",
+                        help="more osc_controller parameters, e.g. --param publish_robot_state:=false")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="bench_osc_")
     model = "" if args.nominal else (args.model or str(identify_simulated_arm(work, truth_seed=TRUTH_SEED)))
-    rclpy.init()
+    rclpy.init(args=[])
     handle = rclpy.create_node("bench_osc_controller")
     nodes, bases = [], []
     with tempfile.TemporaryDirectory() as logs:
         for i in range(args.runs):
-            n = node_run(args.seconds, model, logs, handle)
+            n = node_run(args.seconds, model, logs, handle, [x for a in args.ros_args for x in ("-p", a)])
             b = baseline_run(min(args.seconds, 10.0), model)
             nodes.append(n)
             bases.append(b)
