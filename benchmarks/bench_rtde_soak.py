@@ -50,6 +50,9 @@ from robot_dynamics_id.sim.ur_controller.process import raise_priority
 HOST = "127.0.0.6"
 RATE_HZ = 500.0
 MEMORY_PERIOD_S = 5.0
+#: the loop keeps this many seconds of cycle start times; the bench folds them into histograms every
+#: MEMORY_PERIOD_S, so its own temporaries stay small (a few 10 KiB) and do not step up its RSS
+TIMING_WINDOW_S = 8.0
 
 
 def rss_kb(pid: int | None) -> float:
@@ -63,6 +66,37 @@ def rss_kb(pid: int | None) -> float:
     except OSError:
         pass
     return math.nan
+
+
+def platform_probe(seconds: float, priority: int = 30) -> str:
+    """The machine's own share: one SCHED_FIFO thread that only sleeps to 2 ms deadlines, nothing else of
+    this benchmark running. Its late periods (> 2 ms behind) are a floor for the loop's."""
+    result = {}
+
+    def run() -> None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        except OSError:
+            pass
+        n = int(seconds * RATE_HZ)
+        deadline = time.monotonic()
+        late = 0
+        worst = 0.0
+        for _ in range(n):
+            deadline += 1.0 / RATE_HZ
+            delay = deadline - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            lag = time.monotonic() - deadline
+            worst = max(worst, lag)
+            late += lag > 1.0 / RATE_HZ
+        result["text"] = (f"{late} of {n} periods late ({100.0 * late / n:.3f} %), worst {worst * 1e3:.1f} ms, "
+                          f"load average {os.getloadavg()[0]:.1f}")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return result["text"]
 
 
 def count_fifo(pid: int) -> str:
@@ -116,6 +150,10 @@ def main() -> int:
                         help="SCHED_FIFO priority of the feeder thread (default 5, below the loop's 10; 0: normal "
                              "scheduling, like a ROS executor thread that nobody raised: when the machine is busy "
                              "it is preempted while it holds the GIL and the loop waits for it)")
+    parser.add_argument("--platform-probe", type=float, default=0.0, metavar="SECONDS",
+                        help="first measure the machine alone for that long: a SCHED_FIFO thread that only sleeps "
+                             "to 2 ms deadlines (the floor for the loop's late cycles)")
+    parser.add_argument("--verbose", action="store_true", help="print joint 0 and the loop state every 5 s")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="also print the Python allocations of this process that grew after the warm-up "
                              "(slows the process down: timing numbers of such a run do not count)")
@@ -124,6 +162,8 @@ def main() -> int:
     warmup_s = max(30.0, 0.2 * duration_s) if duration_s >= 60 else 0.2 * duration_s
     sys.setswitchinterval(args.switch_interval)
 
+    if args.platform_probe > 0:
+        print(f"platform alone, {args.platform_probe:g} s: {platform_probe(args.platform_probe)}", flush=True)
     if not args.no_priority:
         raise_priority(-10)
         # Every thread this process starts from here on inherits SCHED_FIFO 5 (the loop and ur_rtde's threads
@@ -168,7 +208,7 @@ def main() -> int:
         event_counts[(level, message[:120])] += 1
 
     loop = RobotLoop(backend=backend, guard=cfg.make_guard(), on_sample=on_sample, on_event=on_event,
-                     timing_window=int(RATE_HZ * 70), realtime_priority=0 if args.no_priority else 10)
+                     timing_window=int(RATE_HZ * TIMING_WINDOW_S), realtime_priority=0 if args.no_priority else 10)
     loop.start()
     deadline = time.monotonic() + 60
     while loop.status.state != "ready" and time.monotonic() < deadline:
@@ -213,6 +253,12 @@ def main() -> int:
         print(f"SCHED_FIFO threads: {count_fifo(os.getpid())} here, "
               f"{count_fifo(backend._proxy.popen.pid) if backend._proxy else 0} in the control process, "
               f"{count_fifo(standin.popen.pid)} in the stand-in", flush=True)
+    # Run the statistics code once before anything is measured: its first call imports modules lazily
+    # (tracemalloc: +0.5 MiB of module code at the first per-minute row), a one-off step that would
+    # otherwise land in this process's memory-growth fit.
+    probe_window = np.abs(loop.period_errors_s()) if loop.status.cycles > 2 else np.zeros(10)
+    np.cumsum(np.bincount(np.searchsorted([0.0, 1.0], probe_window), minlength=3))
+    memory_fit([(float(i), float(i)) for i in range(5)], 0.0)
     if not args.no_gc_freeze:
         gc.collect()
         gc.freeze()  # what start-up built lives as long as the process (the nodes do the same)
@@ -232,11 +278,19 @@ def main() -> int:
     minute_rows = []  # summaries only: the bench must not grow while it measures growth
     edges_s = np.concatenate([[0.0], np.logspace(-6, 0, 241)])  # period-error histogram bins, 1 us .. 1 s
     histogram = np.zeros(edges_s.size, dtype=np.int64)
+    minute_histogram = np.zeros(edges_s.size, dtype=np.int64)
     largest_error_s = 0.0
+    minute_largest_s = 0.0
+
+    def quantile_s(hist: np.ndarray, q: float) -> float:
+        cumulative = np.cumsum(hist)
+        return float(edges_s[min(np.searchsorted(cumulative, q * cumulative[-1]), edges_s.size - 1)])
+
     tracer = None
     t_start = time.monotonic()
     next_memory = t_start
     last_cycles, last_late = loop.status.cycles, loop.status.late_cycles
+    folded_cycles = loop.status.cycles
     next_minute = t_start + min(60.0, duration_s)
     while time.monotonic() - t_start < duration_s:
         time.sleep(0.2)
@@ -247,7 +301,21 @@ def main() -> int:
             memory["ur_rtde control process"].append((t, rss_kb(proxy_pid())))
             memory["stand-in"].append((t, rss_kb(standin.popen.pid)))
             loads.append(os.getloadavg()[0])
+            if args.verbose and loop.latest_state is not None:
+                print(f"  t {t:6.1f} s: q0 - start {loop.latest_state.q_rad[0] - q_start[0]:+.4f} rad, qd0 "
+                      f"{loop.latest_state.qd_rad_s[0]:+.4f} rad/s, state {loop.status.state}, "
+                      f"RSS {memory['this process'][-1][1] / 1024:.1f} MiB", flush=True)
             next_memory += MEMORY_PERIOD_S
+            # fold the new cycle periods into the histograms (at most TIMING_WINDOW_S of them are kept)
+            cycles_now = loop.status.cycles
+            errors = np.abs(loop.period_errors_s())
+            window = errors[-(cycles_now - folded_cycles):] if cycles_now > folded_cycles else errors[:0]
+            if window.size:
+                counts = np.bincount(np.searchsorted(edges_s, window), minlength=edges_s.size + 1)[:edges_s.size]
+                histogram += counts
+                minute_histogram += counts
+                minute_largest_s = max(minute_largest_s, float(window.max()))
+            folded_cycles = cycles_now
             if args.tracemalloc and tracer is None and t >= warmup_s:
                 import tracemalloc
 
@@ -255,14 +323,13 @@ def main() -> int:
                 tracer = tracemalloc.take_snapshot()
         if now >= next_minute or now - t_start >= duration_s:
             status = loop.status
-            errors = np.abs(loop.period_errors_s())
-            window = errors[-(status.cycles - last_cycles):] if status.cycles > last_cycles else errors[:0]
-            if window.size:
-                histogram += np.bincount(np.searchsorted(edges_s, window), minlength=edges_s.size + 1)[:edges_s.size]
-                largest_error_s = max(largest_error_s, float(window.max()))
+            if minute_histogram.sum():
+                largest_error_s = max(largest_error_s, minute_largest_s)
                 minute_rows.append((now - t_start, status.cycles - last_cycles, status.late_cycles - last_late,
-                                    samples["minute_missed"], float(np.median(window)),
-                                    float(np.percentile(window, 99)), float(window.max()), os.getloadavg()[0]))
+                                    samples["minute_missed"], quantile_s(minute_histogram, 0.5),
+                                    quantile_s(minute_histogram, 0.99), minute_largest_s, os.getloadavg()[0]))
+            minute_histogram[:] = 0
+            minute_largest_s = 0.0
             samples["minute_missed"] = 0
             last_cycles, last_late = status.cycles, status.late_cycles
             next_minute = now + 60.0
@@ -281,11 +348,8 @@ def main() -> int:
     missed = samples["missed"]
     expected_samples = samples["seen"] + missed
 
-    def quantile_s(q: float) -> float:
-        cumulative = np.cumsum(histogram)
-        return float(edges_s[min(np.searchsorted(cumulative, q * cumulative[-1]), edges_s.size - 1)])
-
-    print("\nper minute: t [s], cycles, late cycles, missed samples, period error median / p99 / max [us], load")
+    print("\nper minute: t [s], cycles, late cycles, missed samples, period error median / p99 (histogram bin "
+          "edges) / max [us], load")
     for t, cycles, late, miss, median, p99, largest, load in minute_rows:
         print(f"  {t:7.1f}  {cycles:7d}  {late:5d}  {miss:5d}  {median * 1e6:7.1f} / {p99 * 1e6:8.1f} / "
               f"{largest * 1e6:9.1f}  {load:4.1f}")
@@ -295,7 +359,8 @@ def main() -> int:
     print(f"late cycles           {status.late_cycles} ({late_pct:.3f} % of loop cycles; started > 1 period after "
           "their deadline)")
     if histogram.sum():
-        print(f"period error (us)     median {quantile_s(0.5) * 1e6:.1f}, p99 {quantile_s(0.99) * 1e6:.1f} "
+        print(f"period error (us)     median {quantile_s(histogram, 0.5) * 1e6:.1f}, "
+              f"p99 {quantile_s(histogram, 0.99) * 1e6:.1f} "
               f"(histogram bin edges, 2.5 % wide), max {largest_error_s * 1e6:.1f}")
     print(f"samples missed        {missed} of {expected_samples} ({missed_pct:.3f} %): loop delayed "
           f"{samples['missed_loop']}, stream (loop on time) {samples['missed_stream']}")

@@ -440,17 +440,21 @@ class OperationalSpaceController:
 
         Raises ValueError for NaN/inf, a non-rotation matrix, or a position out of reach.
         """
+        # Called every cycle by a task: the checks are cheap (a dot product is NaN/inf iff an entry is),
+        # and an unchanged rotation is not checked again.
         p = np.asarray(position_m, float)
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
+        if p.shape != (3,) or not math.isfinite(float(p @ p)):
             raise ValueError(f"motion target position must be 3 finite numbers (m), got {position_m!r}")
         if rotation is not None:
             r = np.asarray(rotation, float)
-            if r.shape != (3, 3) or not np.all(np.isfinite(r)):
+            if r.shape != (3, 3) or not math.isfinite(float(np.vdot(r, r))):
                 raise ValueError("motion target rotation must be a finite 3x3 matrix")
-            if np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0:
+            if not (self._has_motion_target and np.array_equal(r, self._r_d)) and (
+                    np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0):
                 raise ValueError("motion target rotation is not a rotation matrix (R^T R != I or det < 0); "
                                  "orthonormalise it (e.g. via a quaternion)")
-        distance = float(np.linalg.norm(p - self._shoulder_m))
+        d = p - self._shoulder_m
+        distance = math.sqrt(float(d @ d))
         if distance > self._reach_m - self.config.reach_margin_m:
             raise ValueError(
                 f"motion target {p.round(4).tolist()} m is {distance:.3f} m from the shoulder, beyond the arm's "
@@ -458,7 +462,7 @@ class OperationalSpaceController:
         for name, value in (("twist", twist), ("acceleration", acceleration)):
             if value is not None:
                 v = np.asarray(value, float)
-                if v.shape != (6,) or not np.all(np.isfinite(v)):
+                if v.shape != (6,) or not math.isfinite(float(v @ v)):
                     raise ValueError(f"motion target {name} must be 6 finite numbers, got {value!r}")
         self._x_d[:] = p
         if rotation is not None:

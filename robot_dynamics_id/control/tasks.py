@@ -84,9 +84,10 @@ class PolishingTask:
         if stage in (ContactStage.APPROACH, ContactStage.IMPACT) or stage is None:
             s, ds, dds = _smooth(t_s / self.approach_time_s)
             delta = self.target - self.start
-            return MotionTarget(self.start + delta * s, self.rotation,
-                                np.r_[delta * ds / self.approach_time_s, 0, 0, 0],
-                                np.r_[delta * dds / self.approach_time_s**2, 0, 0, 0])
+            twist, acceleration = np.zeros(6), np.zeros(6)  # (np.r_ costs more than the rest: per cycle)
+            twist[:3] = delta * (ds / self.approach_time_s)
+            acceleration[:3] = delta * (dds / self.approach_time_s**2)
+            return MotionTarget(self.start + delta * s, self.rotation, twist, acceleration)
         if self.hybrid_start_s is None:
             self.hybrid_start_s = t_s
         tau = t_s - self.hybrid_start_s - self.settle_s
@@ -100,4 +101,6 @@ class PolishingTask:
         dx = A * (denv / T * s + env * w * c)
         ddx = A * (ddenv / T**2 * s + 2 * denv / T * w * c - env * w * w * s)
         p[0] += x
-        return MotionTarget(p, self.rotation, np.r_[dx, 0, 0, 0, 0, 0], np.r_[ddx, 0, 0, 0, 0, 0])
+        twist, acceleration = np.zeros(6), np.zeros(6)
+        twist[0], acceleration[0] = dx, ddx
+        return MotionTarget(p, self.rotation, twist, acceleration)

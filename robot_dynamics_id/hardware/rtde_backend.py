@@ -216,6 +216,7 @@ class RtdeBackend(RobotBackend):
         self._stale_reads_limit = max(2, int(0.5 * self.stale_after_s * self.rate_hz))
         self._dashboard: socket.socket | None = None
         self._stale_connects = 0
+        self._commanded_this_cycle = False
         self._closing = False
         self._aborted = False
         _LIVE_BACKENDS.add(self)
@@ -443,6 +444,8 @@ class RtdeBackend(RobotBackend):
         if proxy.error is not None:
             raise BackendError(f"the ur_rtde control connection failed: {proxy.error}")
         proxy.send(op, values)
+        if op != _OP_KICK:
+            self._commanded_this_cycle = True
 
     def speed_j(self, qd_rad_s: np.ndarray, acceleration_rad_s2: float) -> None:
         # ur_rtde's default acceleration (0.5 rad/s²) is far too low for a velocity loop: always pass it.
@@ -460,7 +463,13 @@ class RtdeBackend(RobotBackend):
         self._send(_OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
 
     def end_cycle(self) -> None:
-        if self._proxy is not None and self.controller_watchdog_hz > 0:
+        # Kick the controller's watchdog only in a cycle without a command. ur_rtde's kickWatchdog writes the
+        # control script's command register, as speedJ / directTorque do (which feeds the watchdog too): a
+        # kick right after a command lands in the same controller cycle, overwrites the command before the
+        # script reads it, and the arm keeps executing the previous one (measured with the stand-in: joint 0
+        # ran off to its position limit at a stale 0.27 rad/s once the loop was in step with the stream).
+        commanded, self._commanded_this_cycle = self._commanded_this_cycle, False
+        if self._proxy is not None and self.controller_watchdog_hz > 0 and not commanded:
             self._send(_OP_KICK)
 
 
@@ -541,12 +550,17 @@ def _proxy_messages(fd: int, buffer: bytearray, block: bool) -> list[tuple[int, 
 
 
 def _coalesce(messages: list[tuple[int, float, list[float]]], now: float) -> list[tuple[int, list[float]]]:
-    """Drop real-time commands that a later command supersedes or that are too old to send."""
+    """Drop real-time commands that a later command supersedes or that are too old to send.
+
+    A kick is dropped when any other command is in the batch: every command writes the script's command
+    register, which is what the controller's watchdog watches, and a kick sent right after a command would
+    overwrite that register before the control script reads it (the command would be lost)."""
     keep = []
+    commands = [m[0] for m in messages if m[0] != _OP_KICK]
     for i, (op, sent, values) in enumerate(messages):
         if op in _REALTIME_OPS:
             later = [m[0] for m in messages[i + 1:]]
-            superseded = bool(later) if op == _OP_KICK else any(
+            superseded = bool(later or commands) if op == _OP_KICK else any(
                 o in (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_SPEED_STOP) for o in later)
             if superseded or now - sent > _MAX_COMMAND_AGE_S:
                 continue

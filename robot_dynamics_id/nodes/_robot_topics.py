@@ -20,6 +20,7 @@ the next cycle's law).
 from __future__ import annotations
 
 import collections
+from array import array
 import threading
 import time
 
@@ -108,31 +109,32 @@ class RobotStateTopics:
                         self._node.get_logger().error(f"publishing a sample failed: {exc}")
                     return
 
+    def _prepare_messages(self) -> None:
+        # One message per topic, filled in place each sample: joint names and frame ids are set once
+        # (rclpy validates every element of a list assigned to a field), arrays go in as array('d').
+        self._js, self._cur, self._mom = JointState(), JointState(), JointState()
+        for msg in (self._js, self._cur, self._mom):
+            msg.name = self._names
+        self._wrench = WrenchStamped()
+        self._wrench.header.frame_id = self._config.tf_prefix + "base"
+
     def _publish_one(self, s: RobotState) -> None:
         if self._clock_offset_s is None or s.timestamp_s + self._clock_offset_s < 0:
             self._clock_offset_s = time.time() - s.timestamp_s
+        if not hasattr(self, "_js"):
+            self._prepare_messages()
         t = s.timestamp_s + self._clock_offset_s
-        js = JointState()
-        _stamp(js.header, t)
-        js.header.frame_id = ""
-        js.name = self._names
-        js.position = s.q_rad.tolist()
-        js.velocity = s.qd_rad_s.tolist()
-        js.effort = self._config.joint_torque_nm(s).tolist()
+        js, cur, mom, w = self._js, self._cur, self._mom, self._wrench
+        for msg in (js, cur, mom, w):
+            _stamp(msg.header, t)
+        js.position = array("d", s.q_rad)
+        js.velocity = array("d", s.qd_rad_s)
+        js.effort = array("d", self._config.joint_torque_nm(s))
         self._joint_pub.publish(js)
-        cur = JointState()
-        cur.header = js.header
-        cur.name = self._names
-        cur.effort = s.current_a.tolist()
+        cur.effort = array("d", s.current_a)
         self._current_pub.publish(cur)
-        mom = JointState()
-        mom.header = js.header
-        mom.name = self._names
-        mom.effort = s.target_moment_nm.tolist()
+        mom.effort = array("d", s.target_moment_nm)
         self._moment_pub.publish(mom)
-        w = WrenchStamped()
-        w.header.stamp = js.header.stamp
-        w.header.frame_id = self._config.tf_prefix + "base"
         f = s.tcp_wrench_base
         w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = float(f[0]), float(f[1]), float(f[2])
         w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = float(f[3]), float(f[4]), float(f[5])

@@ -261,6 +261,34 @@ def test_dropped_receive_connection_is_reported_and_reconnects(standin):
         receive.disconnect()
 
 
+def test_every_cycle_command_is_executed_when_the_loop_runs_in_step_with_the_controller(standin):
+    """A loop in step with the controller (read the new sample, command, end the cycle) must get every
+    command executed. ur_rtde's kickWatchdog writes the script's command register like speedJ does, so a
+    kick sent right after a speedJ in the same controller cycle replaced it and the arm kept the previous
+    velocity (joint 0 ran off to its limit in the soak benchmark). The backend kicks only in cycles
+    without a command; here the commanded velocity flips every 0.2 s and the arm's reference must follow."""
+    from robot_dynamics_id.hardware.rtde_backend import RtdeBackend
+
+    backend = RtdeBackend(robot_ip=CLIENT_HOST, rate_hz=500.0, controller_watchdog_hz=10.0)
+    backend.connect()
+    try:
+        followed = []
+        for target in (0.2, -0.2, 0.2, -0.2):
+            end = time.monotonic() + 0.2
+            while time.monotonic() < end:
+                backend.read()  # waits for the next sample: in step with the controller
+                backend.speed_j(np.array([target, 0, 0, 0, 0, 0]), 10.0)
+                backend.end_cycle()
+            followed.append(standin.state()["reference_qd_rad_s"][0])
+        backend.speed_stop(10.0)
+        backend.end_cycle()
+        # 0.4 rad/s change at 10 rad/s^2 takes 40 ms of the 200 ms each target is held
+        assert followed == pytest.approx([0.2, -0.2, 0.2, -0.2], abs=1e-6), followed
+        assert standin.wait_until(lambda: abs(standin.state()["qd_rad_s"][0]) < 1e-3, 2.0)
+    finally:
+        backend.disconnect()
+
+
 @pytest.mark.parametrize("fault", ["unreachable 0.5", "drop rtde"])
 def test_arm_stops_without_the_node_when_the_client_is_cut_off(standin, fault):
     """A moving arm stops without any help from the node when its RTDE client is cut off.
