@@ -25,8 +25,9 @@ Two ways to reach the robot (``robot_connection``):
 * ``topics`` — the node talks to a separate robot node (ur_interface or the
   official UR driver) over the topics above; its loop runs in its own thread
   at ``rate_hz`` and ROS callbacks only swap in the newest measurements and
-  targets. DDS adds latency and jitter to every cycle: fine for velocity
-  output at 125 Hz, not for torque control.
+  targets. DDS adds latency and jitter to every cycle; measured in
+  simulation, that lost the contact (torque and velocity output alike), so
+  contact tasks use ``direct``.
 
 Any error stops the controller (zero torque / a speedJ stop) and it stays
 stopped; so does any robot fault (protective stop, disconnection).
