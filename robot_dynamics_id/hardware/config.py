@@ -228,7 +228,8 @@ class UrInterfaceConfig:
         from .rtde_backend import RtdeBackend
 
         return RtdeBackend(robot_ip=self.robot_ip, rate_hz=self.rate_hz, supports_torque=self.supports_torque,
-                           controller_watchdog_hz=self.controller_watchdog_hz)
+                           controller_watchdog_hz=self.controller_watchdog_hz,
+                           realtime_priority=self.realtime_priority)
 
     def joint_torque_nm(self, state) -> np.ndarray:
         """JointState.effort in Nm from the configured source."""
