@@ -489,6 +489,10 @@ class OscControllerNode(Node):
         finally:
             self._running = False
             self._done.set()
+            try:  # the final state (why it stopped) goes out before the process may end
+                self._publish_state()
+            except Exception:  # the context may already be shut down
+                pass
             self._exit_guard.trigger()  # the executor thread ends the process if exit_when_done
 
     # ---- reporting ------------------------------------------------------------------------------------------
