@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     bag = _record_experiment(out, excitation, args.truth_seed, env, say)
     gains = _calibrate_drive_gains(out, excitation, args.truth_seed, args.seed, say)
     summary["drive_gains_nm_per_a"] = gains
+    summary["drive_gain_errors_percent"] = json.loads(
+        (out / "drive_gain_calibration" / "drive_gains.json").read_text())["error_vs_simulated_truth_percent"]
     summary["identification"] = _identify(out, bag, gains, args.truth_seed, args.seed, experiment_s, env, say)
     summary["control"] = _polish(out, args.truth_seed, polishing_s, env, say)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -175,8 +177,14 @@ def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: i
                              payload_inertia_about_com_kgm2=runs.payload.inertia_about_com_kgm2)
     (calibration / "drive_gains.json").write_text(json.dumps(result, indent=2))
     gains = [float(g) for g in result["drive_gains_nm_per_a"]]
+    # the simulated arm's true gains are known here (never on a real arm): score the calibration
+    truth = runs.without_payload.truth.drive_gains_nm_per_a
+    errors = [100.0 * (g / t - 1.0) for g, t in zip(gains, truth)]
+    result["error_vs_simulated_truth_percent"] = errors
+    (calibration / "drive_gains.json").write_text(json.dumps(result, indent=2))
     say("    drive gains (Nm/A): " + ", ".join(f"{g:.3f}" for g in gains)
-        + f" (relative std {max(result['relative_std']) * 100:.2f} % at most)")
+        + f" (relative std {max(result['relative_std']) * 100:.2f} % at most; vs the simulated arm's truth "
+        + ", ".join(f"{e:+.2f}" for e in errors) + " %)")
     return gains
 
 
@@ -306,11 +314,14 @@ def _print_summary(summary: dict, out: Path) -> None:
     ctl = summary["control"]
     print("\n==== robot_dynamics_id demo: summary ====")
     print("drive gains calibrated with a known payload (Nm/A): "
-          + ", ".join(f"{g:.3f}" for g in summary["drive_gains_nm_per_a"]))
+          + ", ".join(f"{g:.3f}" for g in summary["drive_gains_nm_per_a"])
+          + "  (vs the simulated arm's truth: " + ", ".join(f"{e:+.2f}" for e in summary["drive_gain_errors_percent"])
+          + " %; target within 2 %)")
     print("identification (bag from the simulated experiment):")
     print("  fit per joint, training (%):   " + ", ".join(f"{v:.1f}" for v in ident["fit_percent"]))
     if ident.get("validation_fit_percent"):
-        print("  fit per joint, validation (%): " + ", ".join(f"{v:.1f}" for v in ident["validation_fit_percent"]))
+        print("  fit per joint, validation (%): " + ", ".join(f"{v:.1f}" for v in ident["validation_fit_percent"])
+              + "  (target >= 97 % on every joint)")
     print(f"  physically consistent: {'yes' if all(ident['physically_consistent_links']) else 'NO'}")
     print("force control (10 N on the curved surface, base moving, identified model, torque output 500 Hz):")
     if ctl.get("measured_force_error_abs_max_n") is not None:
