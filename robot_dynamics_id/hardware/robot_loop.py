@@ -371,13 +371,15 @@ class RobotLoop:
             if self._active is not None or self._slot is not None:
                 self.request_stop(command.reason or "controller stopped")
             return
-        try:
-            if command.kind == "torque":
-                self.submit_torque(command.values)
-            else:
-                self.submit_velocity(command.values)
-        except CommandRejected as exc:
-            self._emit("error", f"controller command refused: {exc.reason}")
+        if command.kind == "torque" and not self.backend.supports_torque:
+            self._count_rejection()
+            self._emit("error", "controller command refused: this robot does not accept torque commands")
+            return
+        # Straight into the slot: _command() guards it this same cycle (guarding here too would do it twice).
+        now = self._clock()
+        with self._lock:
+            self._slot = _CommandSlot(command.kind, np.asarray(command.values, float).copy(), None, now)
+            self.guard.feed_watchdog(now)
 
     def _command(self, state: RobotState, now: float) -> None:
         with self._lock:

@@ -233,8 +233,8 @@ class OscControllerNode(Node):
                                      sensor_qos)
         self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
         self.create_subscription(WrenchStamped, "~/target_wrench", self._on_target_wrench, _COMMAND_QOS)
-        # ~/state comes from its own thread, not an executor timer: every executor wake-up runs a lot of
-        # Python under the GIL, and at 50 Hz that delayed the control loop by up to 1 ms (measured).
+        # ~/state comes from its own thread, not an executor timer, so its rate does not depend on the
+        # executor being woken (it is idle in direct connection) and its work runs outside the executor.
         self._state_period_s = 1.0 / check_positive("state_rate_hz", p["state_rate_hz"], upper=500.0)
         self._reporting = threading.Event()
         self._reporter = threading.Thread(target=self._report, name="osc_state_reporter", daemon=True)
@@ -262,7 +262,8 @@ class OscControllerNode(Node):
             raise ParameterError(f"the robot's joints {list(robot.joint_names)} differ from the model's "
                                  f"{self._names}; use the same robot (and tf_prefix) in both")
         if self._p["publish_robot_state"]:
-            # inline: published by the loop thread after each command, measured steadier than a second thread
+            # inline: published by the loop thread after each command, so no second thread takes the GIL
+            # in the middle of the next cycle's law
             self._robot_topics = RobotStateTopics(node=self, config=robot, inline=True)
         self._robot_loop = robot.make_loop(
             on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
@@ -401,10 +402,9 @@ class OscControllerNode(Node):
         if self._stopped_reason is not None:
             return CycleCommand("stop", reason="arm stopped by the controller")
         try:
-            if self._task_t0 is None:
-                with self._lock:
-                    self._start_task(state.timestamp_s, state.q_rad, state.qd_rad_s)
             with self._lock:  # targets and stop requests from ROS callbacks wait for the cycle
+                if self._task_t0 is None:
+                    self._start_task(state.timestamp_s, state.q_rad, state.qd_rad_s)
                 values = self._control(state.timestamp_s, state.q_rad, state.qd_rad_s, state.tcp_wrench_base,
                                        True, state.current_a, float(self._p["polishing_duration_s"]))
                 if values is not None and state.tcp_wrench_base_true is not None:
@@ -537,8 +537,8 @@ class OscControllerNode(Node):
     def _timing_statistics(self) -> dict:
         """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second.
 
-        Percentiles over thousands of cycles hold the GIL for a while; computing them at the state rate
-        measurably delayed the control loop, so they are cached.
+        Percentiles over thousands of cycles hold the GIL while the control loop may need it, so they are
+        computed once a second rather than at the state rate.
         """
         now = time.monotonic()
         if now - self._timing_at < 1.0:

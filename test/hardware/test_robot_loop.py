@@ -174,3 +174,57 @@ def test_torque_refused_on_a_velocity_only_robot():
             loop.submit_torque(np.zeros(6))
     finally:
         loop.stop()
+
+
+def test_cycle_controller_commands_in_the_same_cycle_through_the_guard():
+    """The controller's command for sample k is the one the robot gets in cycle k, bounded by the limits."""
+    from robot_dynamics_id.hardware.robot_loop import CycleCommand
+
+    robot = FakeRobot()
+    seen = []
+
+    def controller(state):
+        seen.append(state.timestamp_s)
+        # 5 rad/s asked, 1 rad/s allowed; the value encodes which sample it answers
+        return CycleCommand("velocity", np.array([5.0, 0.1 + 0.001 * (len(seen) % 7), 0, 0, 0, 0]))
+
+    loop, events = make_loop(robot, cycle_controller=controller)
+    loop.start()
+    try:
+        assert wait_for(lambda: len(robot.commands) > 200)
+    finally:
+        loop.stop()
+    speeds = [c for kind, c in robot.commands if kind == "speedj"]
+    assert max(c[0] for c in speeds) == pytest.approx(1.0)  # clamped to the velocity limit
+    # the k-th command carries the k-th sample's code: no cycle of delay, none skipped
+    codes = [round((c[1] - 0.1) / 0.001) for c in speeds[:150]]
+    assert codes == [(k + 1) % 7 for k in range(len(codes))]
+
+
+def test_cycle_controller_nan_or_stop_brings_the_arm_to_rest():
+    from robot_dynamics_id.hardware.robot_loop import CycleCommand
+
+    robot = FakeRobot()
+    mode = ["move"]
+
+    def controller(state):
+        if mode[0] == "move":
+            return CycleCommand("velocity", np.full(6, 0.3))
+        if mode[0] == "nan":
+            return CycleCommand("velocity", np.array([np.nan, 0, 0, 0, 0, 0]))
+        return CycleCommand("stop", reason="task over")
+
+    for last in ("nan", "stop"):
+        robot = FakeRobot()
+        mode[0] = "move"
+        loop, events = make_loop(robot, cycle_controller=controller)
+        loop.start()
+        try:
+            assert wait_for(lambda: robot.qd[0] > 0.29)
+            mode[0] = last
+            assert wait_for(lambda: np.all(np.abs(robot.qd) < 1e-9), timeout=1.0), last
+            assert any(kind == "stop" for kind, _ in robot.commands)
+            if last == "nan":
+                assert any("NaN" in m for lvl, m in events if lvl == "error"), events
+        finally:
+            loop.stop()

@@ -124,21 +124,16 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
         assert process.stop() == 0, process.log()
 
 
-def test_torque_output_on_a_robot_without_torque_control_is_a_configuration_error(tmp_path):
+@pytest.mark.parametrize("overrides, expected", [
+    # torque output on a robot without torque control
+    (["robot_backend:=rtde", "robot_parameters:=[supports_torque=false]"], ("supports_torque", "output_mode velocity")),
+    # a stiffness per joint is required for the flexible compensation
+    (["flexible_compensation:=true", "joint_stiffness_nm_per_rad:=[3000.0, 3000.0]"],
+     ("joint_stiffness_nm_per_rad", "expected 6")),
+])
+def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
-                         env=loopback_environment(),
-                         extra_ros_args=["-p", "robot_backend:=rtde",
-                                         "-p", "robot_parameters:=[supports_torque=false]"])
+                         env=loopback_environment(), extra_ros_args=[x for o in overrides for x in ("-p", o)])
     process.popen.wait(timeout=60)
     assert process.popen.returncode == 2, process.log()
-    assert "supports_torque" in process.log() and "output_mode velocity" in process.log()
-
-
-def test_a_stiffness_per_joint_is_required_for_the_flexible_compensation(tmp_path):
-    process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
-                         env=loopback_environment(),
-                         extra_ros_args=["-p", "flexible_compensation:=true",
-                                         "-p", "joint_stiffness_nm_per_rad:=[3000.0, 3000.0]"])
-    process.popen.wait(timeout=60)
-    assert process.popen.returncode == 2, process.log()
-    assert "joint_stiffness_nm_per_rad" in process.log() and "expected 6" in process.log(), process.log()
+    assert all(text in process.log() for text in expected), process.log()
