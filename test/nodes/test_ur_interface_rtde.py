@@ -157,7 +157,8 @@ def test_nan_command_is_refused_and_stops_the_arm(system):
     assert (probe.latest_status() or {}).get("rejected_commands", 0) >= 1
 
 
-def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_deadline_s=None):
+def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_deadline_s=None,
+                      stop_causes=("RTDE input watchdog",)):
     """Move, inject a fault, check stop timing and deceleration, recovery to ready, and that nothing is replayed.
 
     ``stop_deadline_s``: for faults that cut the node off from the controller (an outage, a frozen node),
@@ -224,7 +225,7 @@ def _inject_and_check(standin, proc, probe, name, inject, recover=None, stop_dea
             f"{name}: the stop reached the arm {t_stop - t_notice:.3f} s after the node noticed"
     else:
         # cut off (outage) or frozen: no stop of the node can reach the arm; the controller stops it itself
-        assert "RTDE input watchdog" in cause, f"{name}: stopped by {cause!r}, not by the controller's watchdog"
+        assert any(c in cause for c in stop_causes), f"{name}: stopped by {cause!r}, not by {stop_causes}"
         assert t_stop <= t_fault + stop_deadline_s, f"{name}: stop {t_stop - t_fault:.3f} s after the fault"
     # Nothing is replayed: once the node is ready and the last command (if the node accepted it after
     # recovering) has timed out, the arm stays at rest until a new command comes.
@@ -286,7 +287,12 @@ def test_faults_stop_the_arm_report_and_recover(system):
         time.sleep(0.5)
         os.kill(proc.pid, signal.SIGCONT)
 
-    _inject_and_check(standin, proc, probe, "drop", lambda: standin.command("drop rtde"))
+    # Dropping the RTDE connections also cuts the node's stop off: the stop comes from ur_rtde's control
+    # interface, which reconnects and stops the script (~10 ms usually; 123 ms seen on a loaded CI run),
+    # or else from the controller's RTDE watchdog. Either must land within the watchdog's time.
+    _inject_and_check(standin, proc, probe, "drop", lambda: standin.command("drop rtde"),
+                      stop_deadline_s=1.0 / CONTROLLER_WATCHDOG_HZ + 10 * PERIOD_S + SCHEDULING_ALLOWANCE_S,
+                      stop_causes=("control script ended", "RTDE input watchdog"))
     _inject_and_check(standin, proc, probe, "stall", lambda: standin.command("stall 0.6"))
     _inject_and_check(standin, proc, probe, "protective stop", lambda: standin.command("protective_stop"),
                       recover=unlock)
