@@ -2,7 +2,7 @@
 
 For each run: start ur_interface as its launch file would, let it run for
 ``--seconds`` (default 30), read the loop's period errors from its status
-topic (|measured period - 2 ms| over the whole run), stop it. The baseline,
+topic (|measured period - 2 ms| over the newest 5,000 cycles, i.e. the last 10 s), stop it. The baseline,
 measured in the same run, is a 500 Hz rclpy timer on a SingleThreadedExecutor
 doing nothing (the way a naive node would run its loop). Prints median and p99
 per run and across runs, and the ratio of the p99s. Target: node p99 <= 0.5 ms.

@@ -32,6 +32,10 @@ class RobotBackend(ABC):
     #: True when the robot accepts joint torque commands (e-Series direct_torque, the simulator)
     supports_torque: bool
     n_joints: int = 6
+    #: True when the robot runs on its own clock (a real controller): cycles the loop could not run in time
+    #: are skipped, not made up later, since there is no sample to process for them. False for the simulator,
+    #: whose time advances one step per loop cycle and must keep up with the wall clock.
+    robot_keeps_time: bool = False
 
     @abstractmethod
     def connect(self) -> None:
@@ -64,7 +68,3 @@ class RobotBackend(ABC):
     def end_cycle(self) -> None:
         """Called at the end of each loop cycle (the simulator advances its physics here)."""
 
-    @property
-    def uses_own_clock(self) -> bool:
-        """True when the backend paces the loop itself (nothing here does yet)."""
-        return False

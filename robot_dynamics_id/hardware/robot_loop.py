@@ -30,6 +30,7 @@ import numpy as np
 
 from ..robot_state import RobotMode, RobotState, SafetyMode
 from .backend import BackendError, RobotBackend
+from .os_thread import set_os_thread_name
 from .safety import CommandRejected, GuardedCommand, SafetyGuard
 
 __all__ = ["CycleCommand", "LoopState", "LoopStatus", "RobotLoop"]
@@ -59,6 +60,8 @@ class LoopStatus:
     cycles: int
     late_cycles: int
     rejected_commands: int
+    #: deadlines skipped after a delay, with a robot that keeps its own time (see RobotBackend.robot_keeps_time)
+    skipped_cycles: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -130,6 +133,7 @@ class RobotLoop:
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._cycle_starts = np.full(timing_window, np.nan)
+        self._cycle_lateness = np.full(timing_window, np.nan)  # start - deadline (s)
         #: how far behind the loop may fall before it stops catching up (s)
         self.max_lag_s = 0.25
         self._last_sample_stamp: float | None = None
@@ -209,13 +213,28 @@ class RobotLoop:
     def latest_state(self) -> RobotState | None:
         return self._latest
 
-    def period_errors_s(self) -> np.ndarray:
-        """Deviation of each measured cycle period from the nominal one (s), newest window."""
+    def cycle_starts_s(self, newest: int | None = None) -> np.ndarray:
+        """Start times (the loop clock, s) of the newest ``newest`` cycles (default: the whole timing window),
+        oldest first."""
+        return self._cycle_starts[self._window_index(newest)]
+
+    def cycle_lateness_s(self, newest: int | None = None) -> np.ndarray:
+        """How long after its deadline each of the newest ``newest`` cycles started (s), oldest first; a cycle
+        more than one period late counts in :attr:`LoopStatus.late_cycles`."""
+        return self._cycle_lateness[self._window_index(newest)]
+
+    def _window_index(self, newest: int | None) -> np.ndarray:
         count = min(self._cycle_count, self._cycle_starts.size)
-        if count < 2:
+        if newest is not None:
+            count = min(count, max(0, int(newest)))
+        return np.arange(self._cycle_count - count, self._cycle_count) % self._cycle_starts.size
+
+    def period_errors_s(self, newest: int | None = None) -> np.ndarray:
+        """Deviation of each measured cycle period from the nominal one (s), for the newest ``newest`` periods
+        (default: the whole timing window), oldest first."""
+        starts = self.cycle_starts_s(None if newest is None else int(newest) + 1)
+        if starts.size < 2:
             return np.zeros(0)
-        idx = (np.arange(self._cycle_count - count, self._cycle_count)) % self._cycle_starts.size
-        starts = self._cycle_starts[idx]
         return np.diff(starts) - self.period_s
 
     # ---- internals --------------------------------------------------------------------------------------
@@ -300,14 +319,31 @@ class RobotLoop:
                                "realtime_priority: 0")
 
     def _run(self) -> None:
+        set_os_thread_name("robot_loop")
         self._use_realtime_scheduling()
         if not self._connect_with_backoff():
             return
         deadline = self._clock()
         while not self._stop_event.is_set():
             start = self._clock()
+            lateness = start - deadline
             self._cycle_starts[self._cycle_count % self._cycle_starts.size] = start
+            self._cycle_lateness[self._cycle_count % self._cycle_starts.size] = lateness
             self._cycle_count += 1
+            if lateness > self.period_s:
+                # Behind (the OS did not run us). A real controller kept its own time meanwhile and only its
+                # newest sample is left: skip the deadlines already missed and go on in step with it. A
+                # simulated robot steps once per cycle: catch up cycle by cycle so that it keeps wall-clock
+                # time; give up and resynchronise past max_lag_s.
+                if self.backend.robot_keeps_time:
+                    missed = int(lateness // self.period_s)
+                    deadline += missed * self.period_s
+                    self._set_status(late_cycles=self._status.late_cycles + 1,
+                                     skipped_cycles=self._status.skipped_cycles + missed)
+                else:
+                    self._set_status(late_cycles=self._status.late_cycles + 1)
+                    if lateness > self.max_lag_s:
+                        deadline = start
             try:
                 self._cycle(start)
             except Exception as exc:  # BackendError or anything unexpected: stop, report, reconnect
@@ -322,12 +358,6 @@ class RobotLoop:
             delay = deadline - self._clock()
             if delay > 0:
                 time.sleep(delay)
-            elif delay < -self.period_s:
-                # Behind (the OS did not run us): catch up cycle by cycle so a simulated
-                # robot keeps wall-clock time; give up and resynchronise past max_lag_s.
-                self._set_status(late_cycles=self._status.late_cycles + 1)
-                if delay < -self.max_lag_s:
-                    deadline = self._clock()
         self._stop_arm_quietly()
         try:
             self.backend.disconnect()

@@ -155,7 +155,7 @@ class _ControlProxy:
 
 
 class RtdeBackend(RobotBackend):
-    """UR controller over RTDE.
+    """UR controller over RTDE (the controller keeps time: the loop skips the cycles it could not run in time).
 
     Args:
         robot_ip: controller address (a lab robot, or 127.0.0.1 for the stand-in).
@@ -196,6 +196,7 @@ class RtdeBackend(RobotBackend):
         realtime_priority: int = 0,
     ) -> None:
         self.robot_ip = robot_ip
+        self.robot_keeps_time = True
         self.rate_hz = float(rate_hz)
         self.supports_torque = bool(supports_torque)
         self.controller_watchdog_hz = float(controller_watchdog_hz)

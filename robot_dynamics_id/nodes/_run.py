@@ -12,7 +12,17 @@ from rclpy.signals import SignalHandlerOptions
 
 from ..parameters import ParameterError
 
-__all__ = ["run_node"]
+__all__ = ["freeze_startup_objects", "run_node"]
+
+
+def freeze_startup_objects() -> None:
+    """Collect once and move every object built so far out of the garbage collector's reach.
+
+    Called by a node right before it starts its real-time loop: the first full collection after start-up
+    walks everything imported and built (tens of ms holding the GIL) and would stall a loop already running.
+    What start-up built lives as long as the process; later collections then skip it."""
+    gc.collect()
+    gc.freeze()
 
 
 def run_node(node_factory, args=None, *, name: str = "node") -> int:
@@ -37,9 +47,9 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     try:
         node = node_factory()
         # Everything built so far (models, MuJoCo, rclpy) lives as long as the process: move it out of the
-        # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds.
-        gc.collect()
-        gc.freeze()
+        # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds
+        # (nodes with a real-time loop did it once already, before starting it; this pass is then short).
+        freeze_startup_objects()
         # spin_once with a timeout, not spin(): a Python signal handler only runs when the main thread
         # returns from the executor's wait, and a node without timers may otherwise wait forever.
         executor = SingleThreadedExecutor()

@@ -54,7 +54,7 @@ from ..parameters import ParameterError, ParameterSpec, check_choice, check_posi
 from ..robot_state import RobotState
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import run_node
+from ._run import freeze_startup_objects, run_node
 
 __all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
 
@@ -241,6 +241,7 @@ class OscControllerNode(Node):
         self._exit_guard = self.create_guard_condition(self._exit_when_done)
         self._thread: threading.Thread | None = None
         self._reporter.start()
+        freeze_startup_objects()
         if self._robot_loop is not None:
             self._robot_loop.start()
         else:
@@ -544,7 +545,7 @@ class OscControllerNode(Node):
         if now - self._timing_at < 1.0:
             return self._timing
         self._timing_at = now
-        errors = (np.abs(self._robot_loop.period_errors_s()[-5000:]) if self._robot_loop is not None
+        errors = (np.abs(self._robot_loop.period_errors_s(5000)) if self._robot_loop is not None
                   else np.array(self._period_errors[-5000:]))
         steps = np.array(self._step_times[-5000:])
         del self._period_errors[:-5000], self._step_times[:-5000]

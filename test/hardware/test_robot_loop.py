@@ -1,5 +1,7 @@
 """The robot loop against a small kinematic fake robot: commands, watchdog, faults, reconnection."""
 
+import os
+import sys
 import time
 
 import numpy as np
@@ -228,3 +230,83 @@ def test_cycle_controller_nan_or_stop_brings_the_arm_to_rest():
                 assert any("NaN" in m for lvl, m in events if lvl == "error"), events
         finally:
             loop.stop()
+
+
+class StallingRobot(FakeRobot):
+    """A robot whose read blocks once for ``stall_s`` (a stalled connection or a descheduled process)."""
+
+    def __init__(self, stall_at_read: int, stall_s: float):
+        super().__init__()
+        self.reads = 0
+        self.stall_at_read = stall_at_read
+        self.stall_s = stall_s
+
+    def read(self):
+        self.reads += 1
+        if self.reads == self.stall_at_read:
+            time.sleep(self.stall_s)
+        return super().read()
+
+
+def test_cycle_timing_record_shows_the_late_cycles_after_a_stall():
+    robot = StallingRobot(stall_at_read=100, stall_s=0.012)  # 6 periods at 500 Hz
+    loop, _ = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.cycles > 300)
+    finally:
+        loop.stop()
+    period = loop.period_s
+    starts = loop.cycle_starts_s()
+    lateness = loop.cycle_lateness_s()
+    assert starts.size == lateness.size == loop.status.cycles
+    assert np.all(np.diff(starts) > 0)
+    np.testing.assert_allclose(loop.period_errors_s(), np.diff(starts) - period)
+    np.testing.assert_allclose(loop.period_errors_s(10), (np.diff(starts) - period)[-10:])
+    assert loop.cycle_starts_s(5).size == 5
+    late = np.flatnonzero(lateness > period)
+    # the stalled cycle's successor starts ~12 ms late; the loop catches up one cycle at a time, each ~1 period
+    # less late, without sleeping, so about five cycles in a row start more than a period late
+    assert late.size >= 4, lateness[95:110]
+    run = late[(late > 90) & (late < 110)]
+    assert run.size >= 4 and np.all(np.diff(run) == 1), run
+    assert np.all(np.diff(lateness[run]) < 0), lateness[run]
+    assert lateness[run[0]] == pytest.approx(0.012, abs=0.004)
+    assert loop.status.late_cycles == late.size  # the status counter counts the same cycles
+    assert loop.status.skipped_cycles == 0  # a simulated robot's time is made up, never skipped
+
+
+def test_a_robot_that_keeps_its_own_time_skips_the_missed_cycles_instead_of_replaying_them():
+    robot = StallingRobot(stall_at_read=100, stall_s=0.012)
+    robot.robot_keeps_time = True  # as a real controller over RTDE
+    loop, _ = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.cycles > 300)
+    finally:
+        loop.stop()
+    period = loop.period_s
+    lateness = loop.cycle_lateness_s()
+    late = np.flatnonzero(lateness > period)
+    after_stall = late[(late > 90) & (late < 110)]
+    # one late cycle (the one after the stall), then straight back in step: no run of catch-up cycles
+    assert after_stall.size == 1, lateness[95:110]
+    assert np.all(lateness[after_stall[0] + 1:after_stall[0] + 20] < period), lateness[after_stall[0]:][:20]
+    assert loop.status.late_cycles == late.size
+    # the deadlines that passed during the stall (about 12 ms / 2 ms of them) were skipped, and counted
+    assert 4 <= loop.status.skipped_cycles <= 7 + 2 * (late.size - 1), (loop.status, lateness[late])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel thread names are read from /proc (Linux)")
+def test_loop_thread_has_an_os_name_for_kernel_tools():
+    loop, _ = make_loop(FakeRobot())
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        assert "robot_loop" in names, names
+    finally:
+        loop.stop()

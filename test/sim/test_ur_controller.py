@@ -457,3 +457,17 @@ def test_fuzzed_inputs_are_rejected_logged_and_survived(local_controller):
     with _rtde(c) as s:
         assert _request(s, 86, struct.pack(">H", 2)) == (86, b"\x01")
         assert _request(s, 79, struct.pack(">d", 500.0) + b"timestamp")[1] == b"\x01DOUBLE"
+
+
+def test_numeric_ring_keeps_the_newest_rows_oldest_first():
+    from robot_dynamics_id.sim.ur_controller.controller import _NumericRing
+
+    ring = _NumericRing(4, 2)
+    assert len(ring) == 0 and ring.rows().shape == (0, 2)
+    for i in range(6):
+        ring.append(i, 10 * i)
+    assert len(ring) == 4
+    np.testing.assert_array_equal(ring.rows(), [[2, 20], [3, 30], [4, 40], [5, 50]])
+    rows = ring.rows()
+    rows[:] = -1  # a copy: the caller cannot change the record
+    assert ring.rows()[0, 0] == 2

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...hardware.os_thread import set_os_thread_name
 from ...robot_state import RobotMode, SafetyMode
 from . import rtde_protocol as rp
 from .control_script import ControlScript, Registers, ScriptError, parse_register_offsets
@@ -111,6 +112,29 @@ class _Snapshot:
 
     __slots__ = ("state", "runtime_state", "robot_status_bits", "safety_status_bits", "safety_mode",
                  "execution_time_ms", "target_q", "target_qd", "target_qdd")
+
+
+class _NumericRing:
+    """The newest ``capacity`` rows of ``columns`` numbers, in memory allocated once.
+
+    The per-cycle records of the control loop live here rather than in deques of tuples: a deque grows
+    until it is full (a slow-filling log looks like a leak in a soak) and allocates on every append."""
+
+    def __init__(self, capacity: int, columns: int) -> None:
+        self._rows = np.full((int(capacity), int(columns)), np.nan)  # written now: the memory is resident
+        self._count = 0
+
+    def append(self, *values: float) -> None:
+        self._rows[self._count % self._rows.shape[0]] = values
+        self._count += 1
+
+    def __len__(self) -> int:
+        return min(self._count, self._rows.shape[0])
+
+    def rows(self) -> np.ndarray:
+        """A copy, oldest row first."""
+        n = len(self)
+        return self._rows[np.arange(self._count - n, self._count) % self._rows.shape[0]].copy()
 
 
 class StandInController:
@@ -187,12 +211,12 @@ class StandInController:
         self._events: collections.deque[ControllerEvent] = collections.deque(maxlen=5000)
         self._event_count = 0
         self._stop_log: collections.deque[tuple[float, str]] = collections.deque(maxlen=1000)
-        self._motion_log: collections.deque[tuple[float, str]] = collections.deque(maxlen=1000)
+        #: (wall time, 1.0 moving / 0.0 at rest) transitions of the simulated arm
+        self._motion_log = _NumericRing(1000, 2)
         #: (tick, wall time, cause, deceleration rad/s^2, true speed rad/s) of every stop
         self._stop_records: collections.deque[tuple[int, float, str, float, float]] = collections.deque(maxlen=1000)
         #: (tick, wall time, max |reference qd|, max |true qd|) of the last VELOCITY_TRACE_TICKS cycles
-        self._velocity_trace: collections.deque[tuple[int, float, float, float]] = collections.deque(
-            maxlen=VELOCITY_TRACE_TICKS)
+        self._velocity_trace = _NumericRing(VELOCITY_TRACE_TICKS, 4)
         self._moving = False
         self.last_script_text = ""
         #: log every input data package (debugging a client)
@@ -204,6 +228,8 @@ class StandInController:
         #: time spent computing ticks (physics, script, outputs), for the load report
         self.work_time_total_s = 0.0
         self.max_work_time_s = 0.0
+        #: the last ticks whose work took longer than a period: (tick, total, step, snapshot, send) in s
+        self.slow_ticks = _NumericRing(100, 5)
         self._snap = _Snapshot()
         self._listeners: dict[str, Listener] = {}
         self._thread: threading.Thread | None = None
@@ -319,12 +345,16 @@ class StandInController:
     def velocity_trace(self, since_tick: int = 0) -> list[tuple[int, float, float, float]]:
         """(controller cycle, wall time, max |commanded (reference) joint velocity|, max |true joint velocity|)
         per cycle, rad/s, for the last :data:`VELOCITY_TRACE_TICKS` cycles from ``since_tick`` on."""
-        return [row for row in list(self._velocity_trace) if row[0] >= since_tick]
+        with self._lock:
+            rows = self._velocity_trace.rows()
+        return [(int(tick), float(t), float(ref), float(true)) for tick, t, ref, true in rows if tick >= since_tick]
 
     @property
     def motion_log(self) -> list[tuple[float, str]]:
         """(wall time, "moving" | "rest") transitions of the simulated arm (true velocity)."""
-        return list(self._motion_log)
+        with self._lock:
+            rows = self._motion_log.rows()
+        return [(float(t), "moving" if moving else "rest") for t, moving in rows]
 
     # ---- fault injection (any thread) -----------------------------------------------------------------
     def drop_connections(self, kind: str = "rtde") -> int:
@@ -425,6 +455,7 @@ class StandInController:
                 "max_lateness_s": self.max_lateness_s,
                 "mean_work_time_s": self.work_time_total_s / max(1, self.ticks),
                 "max_work_time_s": self.max_work_time_s,
+                "slow_ticks": self.slow_ticks.rows().tolist(),
                 "rejections": self.rejections,
                 "commands_processed": 0 if program is None else program.commands_processed,
             }
@@ -511,6 +542,7 @@ class StandInController:
 
     # ---- the control loop -------------------------------------------------------------------------------
     def _run(self) -> None:
+        set_os_thread_name("standin_loop")
         if self.realtime_priority:
             # Linux: applies to this thread only. A real controller's loop runs on a real-time kernel; on a
             # shared test machine SCHED_FIFO keeps the 500 Hz loop on time (it sleeps most of each period).
@@ -542,16 +574,23 @@ class StandInController:
             if lateness > period:
                 self.late_ticks += 1
             self.max_lateness_s = max(self.max_lateness_s, lateness)
+            t_tick = t_snapshot = start
             try:
                 with self._lock:
                     self._tick()
-                self._update_snapshot(time.perf_counter() - start)
+                t_tick = time.perf_counter()
+                self._update_snapshot(t_tick - start)
+                t_snapshot = time.perf_counter()
                 self._publish()
             except Exception as exc:  # the loop must survive anything a client provokes
                 self.log("error", f"control loop error: {type(exc).__name__}: {exc}")
-            work = time.perf_counter() - start
+            end = time.perf_counter()
+            work = end - start
             self.work_time_total_s += work
             self.max_work_time_s = max(self.max_work_time_s, work)
+            if work > period:
+                # kept for the soak benchmark: which part of a tick overran (tick, total, step, snapshot, send)
+                self.slow_ticks.append(self.ticks, work, t_tick - start, t_snapshot - t_tick, end - t_snapshot)
             self.ticks += 1
             deadline += period
             delay = deadline - time.perf_counter()
@@ -605,12 +644,12 @@ class StandInController:
         if self.plant.in_protective_stop and self._protective_stop_since is None:
             self._enter_protective_stop(f"protective stop ({self.plant.protective_stop_reason})")
         speed = float(np.max(np.abs(self.plant.qd_true_rad_s)))
-        self._velocity_trace.append((self.ticks, time.time(), float(np.max(np.abs(self.plant.reference_qd_rad_s))),
-                                     speed))
+        self._velocity_trace.append(self.ticks, time.time(), float(np.max(np.abs(self.plant.reference_qd_rad_s))),
+                                    speed)
         moving = speed > REST_SPEED_RAD_S
         if moving != self._moving:
             self._moving = moving
-            self._motion_log.append((time.time(), "moving" if moving else "rest"))
+            self._motion_log.append(time.time(), 1.0 if moving else 0.0)
 
     def _update_snapshot(self, execution_time_s: float) -> None:
         snap = _Snapshot()
