@@ -7,8 +7,10 @@ thread submits a slow sinusoidal joint-0 velocity at 100 Hz, like a ROS publishe
 What is counted (the issue-6 target is missed + late <= 0.1 %):
 
 * **late cycle**: a cycle of the robot loop that started more than one period (2 ms) after its
-  deadline, on this process's CLOCK_MONOTONIC (``RobotLoop.status.late_cycles``; the deadlines are
-  ``t0 + k * period`` with t0 the loop start after the connection). Per cent of loop cycles.
+  deadline, on this process's CLOCK_MONOTONIC (``RobotLoop.cycle_lateness_s``, the same cycles as
+  ``status.late_cycles``; the deadlines are ``t0 + k * period`` with t0 the loop start after the
+  connection, moved on by whole periods when the loop skips the deadlines it missed). Per cent of loop
+  cycles. Skipped deadlines are printed too; their samples are missed samples.
 * **missed sample**: a controller sample the loop never read: the controller's timestamp (the
   stand-in's robot clock, one tick = one 2 ms controller cycle) jumped by more than one period between
   two samples the loop handed on. Per cent of the samples the controller sent in that time. Each miss
