@@ -12,7 +12,30 @@ from rclpy.signals import SignalHandlerOptions
 
 from ..parameters import ParameterError
 
-__all__ = ["freeze_startup_objects", "run_node"]
+__all__ = ["freeze_startup_objects", "raise_python_threads_priority", "run_node"]
+
+#: SCHED_FIFO priority of a real-time node's other Python threads: below its robot loop, above ordinary processes
+PYTHON_THREADS_PRIORITY = 1
+
+
+def raise_python_threads_priority(logger, priority: int = PYTHON_THREADS_PRIORITY) -> bool:
+    """Run the calling thread, and every thread it starts from now on, SCHED_FIFO ``priority``.
+
+    A node's robot loop shares the GIL with the executor and the publishing threads. An ordinary process that
+    preempts one of them while it holds the GIL stalls the loop until that thread runs again (priority
+    inversion through the GIL). At SCHED_FIFO 1 they stay below the loop but are never preempted by ordinary
+    processes. Called by nodes whose loop runs SCHED_FIFO (``realtime_priority`` > 0), before they start
+    threads; says on ``logger`` what it did. False where not permitted (the node then runs as before)."""
+    import os
+
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
+    except (OSError, AttributeError) as exc:
+        logger.warning(f"executor threads keep normal scheduling ({exc})")
+        return False
+    logger.info(f"executor and publishing threads run SCHED_FIFO {priority}, below the robot loop (no GIL holder "
+                "is preempted by ordinary processes)")
+    return True
 
 
 def freeze_startup_objects() -> None:

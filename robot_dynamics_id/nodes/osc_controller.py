@@ -54,7 +54,7 @@ from ..parameters import ParameterError, ParameterSpec, check_choice, check_posi
 from ..robot_state import RobotState
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import freeze_startup_objects, run_node
+from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
 
@@ -240,6 +240,8 @@ class OscControllerNode(Node):
         self._reporter = threading.Thread(target=self._report, name="osc_state_reporter", daemon=True)
         self._exit_guard = self.create_guard_condition(self._exit_when_done)
         self._thread: threading.Thread | None = None
+        if self.robot_config is not None and self.robot_config.realtime_priority > 0:
+            raise_python_threads_priority(self.get_logger())  # the reporter below inherits it
         self._reporter.start()
         freeze_startup_objects()
         if self._robot_loop is not None:

@@ -34,7 +34,7 @@ from ..hardware.config import UR_INTERFACE_PARAMETERS, UrInterfaceConfig
 from ..hardware.safety import CommandRejected
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import freeze_startup_objects, run_node
+from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["UrInterfaceNode", "main"]
 
@@ -52,6 +52,8 @@ class UrInterfaceNode(Node):
         raw = declare_parameters(self, UR_INTERFACE_PARAMETERS)
         self.config = UrInterfaceConfig.from_parameters(raw)  # raises ParameterError naming the parameter
         cfg = self.config
+        if cfg.realtime_priority > 0:
+            raise_python_threads_priority(self.get_logger())
         self._topics = RobotStateTopics(node=self, config=cfg)
         # Deep enough that a burst of refusals does not overwrite the fault event before it.
         self._status_pub = self.create_publisher(String, "~/status", QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))

@@ -71,7 +71,10 @@ def test_sixty_second_experiment_records_every_sample_and_the_commands(tmp_path,
     try:
         assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
-        excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env)
+        # The probe below checks the bag against what was published: the excitation waits for it too (else,
+        # on a loaded machine, it may match after the logger and miss commands the logger has)
+        excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env,
+                                extra_ros_args=["-p", "wait_for_subscribers:=[torque_logger, experiment_probe]"])
         excitation.popen.wait(timeout=150)
         assert excitation.popen.returncode == 0, excitation.log()
         time.sleep(1.0)  # let the last messages reach the logger

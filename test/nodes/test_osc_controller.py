@@ -8,6 +8,7 @@ bad targets and bad configuration are refused with a message, the robot state to
 
 import json
 import math
+import os
 import time
 
 import numpy as np
@@ -89,6 +90,13 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
                               ["-p", "robot_parameters:=[supports_torque=true]", "-p", "max_force_n:=40.0",
                                "-p", "flexible_compensation:=true"])
     try:
+        # realtime_priority 80 (config/ur3_control.yaml): the executor thread runs SCHED_FIFO 1, below the loop,
+        # where the privilege allows it (the node says which)
+        log = process.log()
+        if "executor threads keep normal scheduling" not in log:
+            assert "threads run SCHED_FIFO 1" in log, log
+            assert os.sched_getscheduler(process.popen.pid) == os.SCHED_FIFO
+            assert os.sched_getparam(process.popen.pid).sched_priority == 1
         assert wait_until(lambda: probe.target_frame.get_subscription_count() > 0
                           and probe.target_wrench.get_subscription_count() > 0, 30.0)
         nan_pose = PoseStamped()
