@@ -424,7 +424,6 @@ def main() -> int:
     histogram = np.zeros(edges_s.size, dtype=np.int64)
     minute_histogram = np.zeros(edges_s.size, dtype=np.int64)
     largest_error_s = 0.0
-    minute_largest_s = 0.0
 
     def quantile_s(hist: np.ndarray, q: float) -> float:
         cumulative = np.cumsum(hist)
@@ -455,7 +454,6 @@ def main() -> int:
     skipped_at_start = loop.status.skipped_cycles
     folded["cycles"] = cycles_at_start
     t_start = time.monotonic()
-    t_start_monotonic = t_start
     steal_start = steal_jiffies()
     next_memory = t_start
     last_cycles, last_late = loop.status.cycles, loop.status.late_cycles
@@ -517,7 +515,7 @@ def main() -> int:
     own = None
     if stall_probe is not None:
         stall_probe.stop()
-        stalls = [(d, lag, cpu) for d, lag, cpu in stall_probe.stalls.rows().tolist() if d >= t_start_monotonic]
+        stalls = [(d, lag, cpu) for d, lag, cpu in stall_probe.stalls.rows().tolist() if d >= t_start]
         machine = stall_probe.union()
         late_rows = late_cycles.rows().tolist()
         miss_rows = miss_events.rows().tolist()
@@ -530,7 +528,7 @@ def main() -> int:
             import json
 
             with open(args.dump, "w") as f:
-                json.dump({"period_s": period, "start_s": t_start_monotonic, "late_cycles": late_rows,
+                json.dump({"period_s": period, "start_s": t_start, "late_cycles": late_rows,
                            "miss_events": miss_rows, "stalls": stalls}, f)
         print(f"\nmachine stalls (one do-nothing SCHED_FIFO 90 probe per CPU woke > {STALL_PROBE_MS:g} ms late): "
               f"{len(stalls)}, {sum(lag for _, lag, _ in stalls) * 1e3:.0f} ms summed over CPUs, "

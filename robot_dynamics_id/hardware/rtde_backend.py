@@ -181,6 +181,8 @@ class RtdeBackend(RobotBackend):
             still gain on its schedule with every cycle.
     """
 
+    robot_keeps_time = True
+
     def __init__(
         self,
         *,
@@ -196,7 +198,6 @@ class RtdeBackend(RobotBackend):
         realtime_priority: int = 0,
     ) -> None:
         self.robot_ip = robot_ip
-        self.robot_keeps_time = True
         self.rate_hz = float(rate_hz)
         self.supports_torque = bool(supports_torque)
         self.controller_watchdog_hz = float(controller_watchdog_hz)

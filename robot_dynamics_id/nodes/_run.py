@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import sys
 
@@ -26,8 +27,6 @@ def raise_python_threads_priority(logger, priority: int = PYTHON_THREADS_PRIORIT
     inversion through the GIL). At SCHED_FIFO 1 they stay below the loop but are never preempted by ordinary
     processes. Called by nodes whose loop runs SCHED_FIFO (``realtime_priority`` > 0), before they start
     threads; says on ``logger`` what it did. False where not permitted (the node then runs as before)."""
-    import os
-
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
     except (OSError, AttributeError) as exc:
