@@ -19,7 +19,8 @@ from .backend import RobotBackend
 from .robot_loop import RobotLoop
 from .safety import LimitPolicy, SafetyGuard, SafetyLimits
 
-__all__ = ["UR_INTERFACE_PARAMETERS", "UrInterfaceConfig"]
+__all__ = ["TRAJECTORY_PARAMETERS", "UR_INTERFACE_NODE_PARAMETERS", "UR_INTERFACE_PARAMETERS", "UrInterfaceConfig",
+           "make_tracker"]
 
 
 def _check_priority(value) -> int:
@@ -72,6 +73,45 @@ UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("sim_base_motion", "bool", False,
                   "sim: move the arm's base slowly (a few cm, 0.1-0.2 Hz), like P2's mobile base"),
 )
+
+
+#: Trajectory execution inside the robot loop (ur_interface; hardware/trajectory_tracking.py).
+TRAJECTORY_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("trajectory_position_gain_per_s", "double", 10.0,
+                  "feedback on the position error while executing a trajectory (K_p)", "1/s"),
+    ParameterSpec("trajectory_path_tolerance_rad", "double", 0.25,
+                  "abort a trajectory (stop the arm) when a joint is farther than this from its path", "rad"),
+    ParameterSpec("trajectory_goal_tolerance_rad", "double", 0.01,
+                  "a trajectory succeeds when every joint is within this of its last point", "rad"),
+    ParameterSpec("trajectory_settle_s", "double", 1.0,
+                  "after a trajectory's end, abort if the goal tolerance is not reached in this long", "s"),
+    ParameterSpec("trajectory_start_tolerance_rad", "double", 0.05,
+                  "a trajectory whose first point is at t = 0 must start within this of the arm", "rad"),
+    ParameterSpec("trajectory_ramp_s", "double", 0.5,
+                  "speed changes (speed scaling, cancel) go from full speed to rest in this long", "s"),
+    ParameterSpec("speed_scaling", "double", 1.0,
+                  "initial speed scaling of trajectories, 0..1 (changed at run time on ~/speed_scaling)", ""),
+)
+
+
+#: every parameter the ur_interface node declares
+UR_INTERFACE_NODE_PARAMETERS = UR_INTERFACE_PARAMETERS + TRAJECTORY_PARAMETERS
+
+
+def make_tracker(p: dict):
+    """The trajectory tracker from :data:`TRAJECTORY_PARAMETERS` values; raises ParameterError naming one."""
+    from .trajectory_tracking import TrajectoryTracker
+
+    tracker = TrajectoryTracker(
+        position_gain_per_s=check_positive("trajectory_position_gain_per_s", p["trajectory_position_gain_per_s"],
+                                           allow_zero=True, upper=100.0),
+        path_tolerance_rad=check_positive("trajectory_path_tolerance_rad", p["trajectory_path_tolerance_rad"]),
+        goal_tolerance_rad=check_positive("trajectory_goal_tolerance_rad", p["trajectory_goal_tolerance_rad"]),
+        settle_s=check_positive("trajectory_settle_s", p["trajectory_settle_s"], allow_zero=True),
+        start_tolerance_rad=check_positive("trajectory_start_tolerance_rad", p["trajectory_start_tolerance_rad"]),
+        ramp_s=check_positive("trajectory_ramp_s", p["trajectory_ramp_s"], allow_zero=True, upper=10.0))
+    tracker.set_speed_scaling(check_positive("speed_scaling", p["speed_scaling"], allow_zero=True, upper=1.0))
+    return tracker
 
 
 @dataclass(frozen=True)
@@ -131,9 +171,11 @@ class UrInterfaceConfig:
     def from_parameters(cls, values: dict) -> UrInterfaceConfig:
         """Validate raw parameter values (missing keys take the table's defaults)."""
         p = {s.name: s.default for s in UR_INTERFACE_PARAMETERS}
-        unknown = set(values) - set(p)
+        trajectory = {s.name for s in TRAJECTORY_PARAMETERS}  # ur_interface's tracker: read by make_tracker
+        unknown = set(values) - set(p) - trajectory
         if unknown:
-            raise ParameterError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(p)}")
+            raise ParameterError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(set(p) | trajectory)}")
+        values = {k: v for k, v in values.items() if k not in trajectory}
         p.update({k: v for k, v in values.items() if v is not None})
 
         try:

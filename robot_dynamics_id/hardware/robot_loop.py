@@ -96,6 +96,8 @@ class RobotLoop:
         cycle_controller: called in the loop thread with each new sample while the robot is ready; returns the
             :class:`CycleCommand` to send in this very cycle, or None to keep the previous one. An exception
             stops the arm and faults the loop (it reconnects; the controller decides when to command again).
+        on_command: called in the loop thread with (state, kind, values) for every command sent to the robot,
+            after the guard: what the arm was actually told, per cycle (e.g. to record it).
         realtime_priority: run the loop thread SCHED_FIFO at this priority (1-99; 0: normal scheduling), as
             ur_rtde's ``rt_priority``; refused without the privilege (then a warning, normal scheduling).
         reconnect_backoff_s: waits between reconnection attempts; the last repeats.
@@ -110,6 +112,7 @@ class RobotLoop:
         on_sample: Callable[[RobotState], None] | None = None,
         on_event: Callable[[str, str], None] | None = None,
         cycle_controller: Callable[[RobotState], CycleCommand | None] | None = None,
+        on_command: Callable[[RobotState, str, np.ndarray], None] | None = None,
         realtime_priority: int = 0,
         reconnect_backoff_s: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0),
         timing_window: int = 60_000,
@@ -121,6 +124,7 @@ class RobotLoop:
         self._on_sample = on_sample
         self._on_event = on_event
         self._cycle_controller = cycle_controller
+        self._on_command = on_command
         self.realtime_priority = int(realtime_priority)
         self._backoff = tuple(reconnect_backoff_s) or (1.0,)
         self._clock = clock
@@ -449,4 +453,6 @@ class RobotLoop:
             self._emit("error", f"command stopped: {exc.reason}")
             self._set_status(state=LoopState.READY, mode="none")
             return
+        if self._on_command is not None:
+            self._on_command(state, active.kind, cmd.values)
         self._set_status(state=LoopState.MOVING, mode=active.kind, watchdog="armed")
