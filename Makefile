@@ -33,7 +33,7 @@ PIP_CORE := wheel==0.48.0 numpy==2.4.6 scipy==1.17.1 PyYAML==6.0.3 matplotlib==3
             pin==4.1.0 mujoco==4.0.0 rosbags==0.11.9 ur_rtde==1.6.5 pytest==9.2.0
 # ROS 2 Kilted wheels from PyPI, used only when no ROS 2 is sourced.
 PIP_ROS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 ros-std-msgs==5.5.1 \
-           ros-sensor-msgs==5.5.1 ros-geometry-msgs==5.5.1
+           ros-sensor-msgs==5.5.1 ros-geometry-msgs==5.5.1 ros-trajectory-msgs==5.5.1
 
 STAMP := $(VENV)/.installed-$(shell cat Makefile setup.py | cksum | cut -d' ' -f1)
 

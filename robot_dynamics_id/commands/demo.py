@@ -109,13 +109,12 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
     bag = out / "bag"
     nodes = {n.name: n for n in plan_launch("experiment.launch.py", {
         "sim": "true", "excitation": str(excitation.resolve()), "bag": str(bag.resolve()), "move_to_start": "true"})}
-    say("2/5 recording the identification experiment: ur_interface (sim) + torque_logger + excitation")
-    # 100 ms instead of the UR driver's 40 ms command watchdog: on a shared (non real-time) machine the
-    # Python excitation stream can stall for more than 40 ms, and each stop would throw the arm off its plan.
-    truth_args = ["-p", f"sim_truth_seed:={truth_seed}", "-p", "watchdog_s:=0.1"]
+    say("2/5 recording the identification experiment: ur_interface (sim) + torque_logger + excitation (the "
+        "trajectory is executed inside ur_interface's robot loop, on the robot's clock)")
+    truth_args = ["-p", f"sim_truth_seed:={truth_seed}"]
     interface = start_node(nodes["ur_interface"], log_dir=out / "logs", env=env, extra_ros_args=truth_args)
     logger = start_node(nodes["torque_logger"], log_dir=out / "logs", env=env)
-    probe = probe_session(name="rdi_demo_probe")
+    probe = probe_session(name="rdi_demo_probe", record_joint_states=False)
     progress: list[dict] = []
     probe.create_subscription(String, "/excitation/progress", lambda m: progress.append(json.loads(m.data)),
                               QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
@@ -125,11 +124,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
             raise RuntimeError(f"ur_interface did not become ready; its log:\n{interface.log()[-3000:]}")
         if not wait_until(lambda: "recording /joint_states" in logger.log(), 60.0):
             raise RuntimeError(f"torque_logger did not start recording; its log:\n{logger.log()[-3000:]}")
-        # The simulated arm over DDS on a shared machine lags the plan more than a lab robot would;
-        # the demo tolerates 1 rad (the default 0.25 rad stays for real arms). The data stay valid:
-        # identification uses what the arm did, not the plan.
-        excitation_proc = start_node(nodes["excitation"], log_dir=out / "logs", env=env,
-                                     extra_ros_args=["-p", "max_position_error_rad:=1.0"])
+        excitation_proc = start_node(nodes["excitation"], log_dir=out / "logs", env=env)
         last = -1.0
         while excitation_proc.alive():
             time.sleep(0.5)
@@ -249,7 +244,7 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
     (node,) = plan_launch("control.launch.py", {"sim": "true", "task": "polishing", "model": str(model.resolve()),
                                                 "output_mode": "torque"})
     rclpy.init()
-    probe = probe_session(name="rdi_demo_control_probe")
+    probe = probe_session(name="rdi_demo_control_probe", record_joint_states=False)
     states: list[tuple[float, dict]] = []
     probe.create_subscription(String, "/osc_controller/state", lambda m: states.append((time.monotonic(),
                                                                                         json.loads(m.data))),

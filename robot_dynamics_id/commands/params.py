@@ -14,7 +14,7 @@ HELP = "list the ROS parameters of each node (name, type, default, unit, descrip
 
 #: node executable -> (module, table attribute)
 NODE_TABLES = {
-    "ur_interface": ("robot_dynamics_id.hardware.config", "UR_INTERFACE_PARAMETERS"),
+    "ur_interface": ("robot_dynamics_id.hardware.config", "UR_INTERFACE_NODE_PARAMETERS"),
     "excitation": ("robot_dynamics_id.nodes.excitation", "EXCITATION_PARAMETERS"),
     "torque_logger": ("robot_dynamics_id.nodes.torque_logger", "TORQUE_LOGGER_PARAMETERS"),
     "identifier": ("robot_dynamics_id.nodes.identifier", "IDENTIFIER_PARAMETERS"),

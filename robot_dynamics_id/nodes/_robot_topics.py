@@ -9,6 +9,10 @@ node drives the arm:
   /motor_currents                          sensor_msgs/JointState  effort = measured motor current, A
   /target_moment                           sensor_msgs/JointState  effort = controller model torque, Nm
   /force_torque_sensor_broadcaster/wrench  geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
+  ~/command                                sensor_msgs/JointState, what the loop sent the robot in a cycle
+                                           (after the guard), stamped like that cycle's sample: velocity rad/s
+                                           or effort Nm; position = the trajectory's reference (rad) while a
+                                           trajectory runs, else empty. Only in cycles that send a command.
 
 Samples reach ROS through a deque drained by a publisher thread, so the robot
 loop never waits for DDS and no sample is dropped; or, with ``inline``, they are
@@ -56,7 +60,7 @@ class RobotStateTopics:
         self._node = node
         self._config = config
         self._names = list(config.joint_names)
-        self._samples: collections.deque[RobotState] = collections.deque(maxlen=backlog)
+        self._samples: collections.deque = collections.deque(maxlen=backlog)
         self._wake = threading.Event()
         self._clock_offset_s: float | None = None
         self._joint_pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
@@ -64,6 +68,7 @@ class RobotStateTopics:
         self._moment_pub = node.create_publisher(JointState, "/target_moment", STATE_QOS)
         self._wrench_pub = node.create_publisher(WrenchStamped, "/force_torque_sensor_broadcaster/wrench",
                                                  STATE_QOS)
+        self._command_pub = node.create_publisher(JointState, "~/command", STATE_QOS)
         self._publishing = True
         self._inline = inline
         self._thread = threading.Thread(target=self._publish_samples, name="state_publisher", daemon=True)
@@ -87,6 +92,19 @@ class RobotStateTopics:
         self._samples.append(state)
         self._wake.set()
 
+    def on_command(self, state: RobotState, kind: str, values, reference_rad=None) -> None:
+        """Queue the command the loop sent in ``state``'s cycle (robot loop thread; never blocks)."""
+        item = (state.timestamp_s, kind, values, reference_rad)
+        if self._inline:
+            if self._publishing:
+                try:
+                    self._publish_command(item)
+                except Exception as exc:
+                    self._node.get_logger().error(f"publishing a command failed: {exc}")
+            return
+        self._samples.append(item)
+        self._wake.set()
+
     def close(self, drain_timeout_s: float = 2.0) -> None:
         """Publish what is queued (up to the timeout) and end the publisher thread."""
         deadline = time.monotonic() + drain_timeout_s
@@ -102,8 +120,12 @@ class RobotStateTopics:
             self._wake.wait(0.1)
             self._wake.clear()
             while self._samples:
+                item = self._samples.popleft()
                 try:
-                    self._publish_one(self._samples.popleft())
+                    if type(item) is tuple:
+                        self._publish_command(item)
+                    else:
+                        self._publish_one(item)
                 except Exception as exc:  # e.g. context shut down while draining
                     if self._publishing:
                         self._node.get_logger().error(f"publishing a sample failed: {exc}")
@@ -115,15 +137,29 @@ class RobotStateTopics:
         self._js, self._cur, self._mom = JointState(), JointState(), JointState()
         for msg in (self._js, self._cur, self._mom):
             msg.name = self._names
+        self._command = JointState()
+        self._command.name = self._names
         self._wrench = WrenchStamped()
         self._wrench.header.frame_id = self._config.tf_prefix + "base"
 
-    def _publish_one(self, s: RobotState) -> None:
-        if self._clock_offset_s is None or s.timestamp_s + self._clock_offset_s < 0:
-            self._clock_offset_s = time.time() - s.timestamp_s
+    def _stamp_time(self, timestamp_s: float) -> float:
+        if self._clock_offset_s is None or timestamp_s + self._clock_offset_s < 0:
+            self._clock_offset_s = time.time() - timestamp_s
         if not hasattr(self, "_js"):
             self._prepare_messages()
-        t = s.timestamp_s + self._clock_offset_s
+        return timestamp_s + self._clock_offset_s
+
+    def _publish_command(self, item: tuple) -> None:
+        timestamp_s, kind, values, reference = item
+        msg = self._command
+        _stamp(msg.header, self._stamp_time(timestamp_s))
+        msg.position = array("d", () if reference is None else reference)
+        msg.velocity = array("d", values if kind == "velocity" else ())
+        msg.effort = array("d", values if kind == "torque" else ())
+        self._command_pub.publish(msg)
+
+    def _publish_one(self, s: RobotState) -> None:
+        t = self._stamp_time(s.timestamp_s)
         js, cur, mom, w = self._js, self._cur, self._mom, self._wrench
         for msg in (js, cur, mom, w):
             _stamp(msg.header, t)

@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import sys
+import time
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -13,7 +14,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from ..parameters import ParameterError
 
-__all__ = ["freeze_startup_objects", "raise_python_threads_priority", "run_node"]
+__all__ = ["freeze_startup_objects", "make_executor", "raise_python_threads_priority", "run_node"]
 
 #: SCHED_FIFO priority of a real-time node's other Python threads: below its robot loop, above ordinary processes
 PYTHON_THREADS_PRIORITY = 1
@@ -47,12 +48,39 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
+def make_executor(events: bool = True):
+    """rclpy's EventsExecutor where this rclpy has it (Jazzy, Kilted) and ``events`` is set, else the
+    SingleThreadedExecutor (Humble, or a node that asks for it).
+
+    The events executor dispatches each message from C++ without rebuilding a wait set per callback: several
+    times less CPU per message at the robot's 500 Hz (benchmarks/RESULTS.md, "CPU per robot second"). Nodes
+    whose executor receives the 500 Hz streams (torque_logger, excitation) ask for it with a class attribute
+    ``events_executor = True``. The robot-loop nodes do not: they publish the 500 Hz streams from their own
+    thread, and with the EventsExecutor spinning beside a busy loop thread a late-joining subscriber of
+    ur_interface's reliable ``~/status`` was seen to receive 1 message in 6 s (Kilted wheels 9.1.2, reproduced
+    here; the SingleThreadedExecutor delivered all 58). rclpy's EventsExecutor also deadlocks when another
+    thread creates an entity on a node it spins, so it is used only where every entity is created first.
+    ``RDI_EXECUTOR=single`` in the environment forces the SingleThreadedExecutor (for comparisons)."""
+    if not events or os.environ.get("RDI_EXECUTOR") == "single":
+        return SingleThreadedExecutor()
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
 def run_node(node_factory, args=None, *, name: str = "node") -> int:
-    """Spin a node until Ctrl-C/SIGTERM; stop it cleanly (its ``shutdown()``) before the context goes.
+    """Spin a node until Ctrl-C/SIGTERM or its ``done`` turns true; stop it cleanly (its ``shutdown()``) before the context goes.
 
     rclpy's own signal handlers would invalidate the context while our threads
     still publish, so SIGINT/SIGTERM are turned into KeyboardInterrupt instead.
-    Returns 2 on a configuration error (message on stderr), else 0.
+    A node that must bring the arm to rest through ROS on a stop (the excitation
+    sends a stop and watches the joint states) defines ``begin_stop()`` and
+    ``stop_finished()``: the executor keeps spinning until it has finished, at
+    most ``stop_timeout_s`` (default 5 s), and the process exits with its
+    ``exit_code``. Returns 2 on a configuration error (message on stderr), the
+    node's ``exit_code`` when it is ``done``, else 0.
     """
     # The robot loop shares the GIL with the executor and the publisher: a short
     # switch interval bounds how long it can wait for it (default 5 ms; 0.5 ms measured p99 0.59 ms).
@@ -65,7 +93,9 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     node = None
+    executor = None
     code = 0
+    interrupted = False
     try:
         node = node_factory()
         # Everything built so far (models, MuJoCo, rclpy) lives as long as the process: move it out of the
@@ -74,20 +104,36 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         freeze_startup_objects()
         # spin_once with a timeout, not spin(): a Python signal handler only runs when the main thread
         # returns from the executor's wait, and a node without timers may otherwise wait forever.
-        executor = SingleThreadedExecutor()
+        executor = make_executor(events=bool(getattr(node, "events_executor", False)))
         executor.add_node(node)
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=0.25)
+        while rclpy.ok() and not getattr(node, "done", False):
+            executor.spin_once(timeout_sec=0.1)
+        if getattr(node, "done", False):
+            code = int(getattr(node, "exit_code", 0) or 0)
     except ParameterError as exc:
         print(f"{name}: configuration error: {exc}", file=sys.stderr)
         code = 2
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        interrupted = True
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
         if node is not None:
+            if interrupted and executor is not None and hasattr(node, "begin_stop"):
+                _spin_until_stopped(node, executor)
             node.shutdown()
+            if interrupted and hasattr(node, "begin_stop"):  # a job cut short says so (e.g. cancelled: 6)
+                code = int(getattr(node, "exit_code", 0) or 0)
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
     return code
+
+
+def _spin_until_stopped(node, executor) -> None:
+    node.begin_stop()
+    deadline = time.monotonic() + float(getattr(node, "stop_timeout_s", 5.0))
+    while not node.stop_finished() and time.monotonic() < deadline and rclpy.ok():
+        try:
+            executor.spin_once(timeout_sec=0.05)
+        except KeyboardInterrupt:
+            continue

@@ -1,19 +1,31 @@
-"""excitation: stream an excitation trajectory to the robot as joint velocity commands.
+"""excitation: run an excitation trajectory on the robot and watch it.
 
-Publishes ``/forward_velocity_controller/commands`` (std_msgs/Float64MultiArray,
-rad/s, configured joint order) at the robot rate — so it drives this package's
-ur_interface and the official UR ROS 2 driver alike — and
-``/excitation/progress`` (std_msgs/String, JSON: phase, fraction, trajectory
-time, position error). Subscribes ``/joint_states`` (for the start check and
-the position feedback) and ``~/cancel`` (std_msgs/Empty: ramp out smoothly and
-stop).
+``command_interface: trajectory`` (default): the whole trajectory goes out once
+as ``trajectory_msgs/JointTrajectory`` on
+``/scaled_joint_trajectory_controller/joint_trajectory`` (points with position,
+velocity and acceleration, interpolated quintic by the receiver), so the robot
+loop — this package's ur_interface, or the UR driver's
+scaled_joint_trajectory_controller — executes it on the robot's clock and no
+500 Hz stream depends on this process. The node watches ``/joint_states``
+(:class:`~robot_dynamics_id.excitation.monitor.TrajectoryMonitor`: progress
+under speed scaling, divergence, a controller that does not move) and, where
+present, ur_interface's ``~/trajectory_status`` (the reason of an abort).
+``~/cancel`` or Ctrl-C sends an empty trajectory: the arm slows down along the
+path and stops.
 
-Before moving, the trajectory is checked against the robot's limits (refused
-with the first violation named), and the arm must be at the trajectory's start
-pose unless ``move_to_start`` is true, in which case it is first moved there
-slowly. The streaming loop runs in its own thread with absolute deadlines;
-:class:`~robot_dynamics_id.excitation.streamer.TrajectoryStreamer` computes
-each command.
+``command_interface: velocity``: the trajectory is streamed as joint velocities
+on ``/forward_velocity_controller/commands`` at the robot rate
+(:class:`~robot_dynamics_id.excitation.streamer.TrajectoryStreamer`), as before.
+
+Both publish ``/excitation/progress`` (std_msgs/String, JSON: stage, phase,
+fraction, trajectory time, position error). Before moving, the trajectory is
+checked against the robot's limits (refused with the first violation named),
+and the arm must be at the trajectory's start pose unless ``move_to_start`` is
+true, in which case it is first moved there slowly.
+
+Exit codes: 0 done, 2 configuration, 3 not at the start pose, 4 aborted (the
+arm did not follow, or a subscriber never came), 5 the robot's joint states
+stopped, 6 cancelled before the end.
 """
 
 from __future__ import annotations
@@ -28,12 +40,16 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
+from ..excitation.monitor import TrajectoryMonitor
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
-from ..parameters import ParameterError, ParameterSpec, check_positive
+from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ..robots.model import load_robot
 from ._ros_params import declare_parameters
 from ._run import run_node
+from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
 
 __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
 
@@ -41,6 +57,17 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("trajectory_file", "string", "",
                   "excitation trajectory YAML (make one with: rdi excite plan --out FILE)"),
     ParameterSpec("robot", "string", "ur3", "robot model (limits for the check): ur3, ur3e, ur5e, ur10e or a URDF"),
+    ParameterSpec("command_interface", "string", "trajectory",
+                  "trajectory: send the whole trajectory to a trajectory controller (executed in the robot loop); "
+                  "velocity: stream joint velocities at rate_hz"),
+    ParameterSpec("trajectory_topic", "string", TRAJECTORY_TOPIC, "where the trajectory goes (JointTrajectory)"),
+    ParameterSpec("trajectory_point_rate_hz", "double", 100.0,
+                  "points per second of the trajectory sent (the receiver interpolates quintic between them)", "Hz"),
+    ParameterSpec("trajectory_status_topic", "string", "/ur_interface/trajectory_status",
+                  "ur_interface's trajectory status, read for abort reasons when present (empty: do not read)"),
+    ParameterSpec("tf_prefix", "string", "", "prefix of the joint names, as the UR driver's tf_prefix"),
+    ParameterSpec("start_timeout_s", "double", 3.0,
+                  "trajectory: the arm must move within this (robot time) after the trajectory is sent", "s"),
     ParameterSpec("rate_hz", "double", 500.0, "command rate (the robot's: 500 e-Series, 125 CB3)", "Hz"),
     ParameterSpec("start_tolerance_rad", "double", 0.05, "largest distance from the start pose to begin", "rad"),
     ParameterSpec("move_to_start", "bool", False, "move slowly to the start pose first if the arm is elsewhere"),
@@ -67,6 +94,17 @@ _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELI
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: joint states older than this (wall clock) stop the excitation
 _STALE_STATE_S = 1.0
+#: the joint states are checked against the plan at most this often (robot time, s): 100 Hz is plenty to see
+#: a divergence, and it keeps this process's CPU small
+_MONITOR_PERIOD_S = 0.01
+#: largest interpolation error accepted for the points sent (rad)
+_MAX_INTERPOLATION_ERROR_RAD = 1e-4
+#: exit code of a run cancelled before the end
+EXIT_CANCELLED = 6
+_INACTIVE_CONTROLLER_HINT = (
+    ". Is the trajectory controller active? With the UR driver: ros2 control switch_controllers --activate "
+    "scaled_joint_trajectory_controller --deactivate forward_velocity_controller; and check the speed scaling "
+    "(the pendant's slider) is above 0")
 
 
 class SubscriberWaitError(RuntimeError):
@@ -74,7 +112,10 @@ class SubscriberWaitError(RuntimeError):
 
 
 class ExcitationNode(Node):
-    """Streams an excitation; see the module docstring."""
+    """Sends or streams an excitation and watches it; see the module docstring."""
+
+    #: run_node spins it with the EventsExecutor: it receives /joint_states at the robot's rate
+    events_executor = True
 
     def __init__(self) -> None:
         super().__init__("excitation")
@@ -86,7 +127,7 @@ class ExcitationNode(Node):
             raise ParameterError("parameter 'trajectory_file' is empty: plan one with "
                                  "`rdi excite plan --robot ur3 --out excitation.yaml` and pass its path")
         try:
-            robot = load_robot(p["robot"])
+            robot = load_robot(p["robot"], tf_prefix=p["tf_prefix"] or "")
         except (ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'robot': {exc}") from None
         try:
@@ -107,48 +148,79 @@ class ExcitationNode(Node):
         self._required_subscribers = sorted({n.strip().lstrip("/") for n in p["wait_for_subscribers"] or [] if n.strip()})
         self._subscriber_wait_s = check_positive("subscriber_wait_s", p["subscriber_wait_s"])
         self._names = list(robot.joint_names)
+        self._interface = check_choice("command_interface", p["command_interface"], ("trajectory", "velocity"))
+        self._trajectory_topic = p["trajectory_topic"]
+        self._point_rate_hz = check_positive("trajectory_point_rate_hz", p["trajectory_point_rate_hz"], upper=1000.0)
+        self._start_timeout_s = check_positive("start_timeout_s", p["start_timeout_s"])
+        self._controller_status: dict | None = None
+        self._next_check_s = -np.inf
+        self._monitor: TrajectoryMonitor | None = None
+        self._verdict = None
         self.streamer = TrajectoryStreamer(
             trajectory=trajectory, ramp_s=check_positive("ramp_s", p["ramp_s"], allow_zero=True),
             position_gain_per_s=check_positive("position_gain_per_s", p["position_gain_per_s"], allow_zero=True),
             start_tolerance_rad=check_positive("start_tolerance_rad", p["start_tolerance_rad"]),
             max_position_error_rad=check_positive("max_position_error_rad", p["max_position_error_rad"]))
         self._q: np.ndarray | None = None
+        self._order: np.ndarray | None = None
+        self._names_problem: str | None = None  # the joint states name other joints (e.g. a tf_prefix)
         self._robot_time_s = 0.0
         self._received_s = 0.0
         self._q_lock = threading.Lock()
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self.exit_code = 0
-        self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
-                                                  _COMMAND_PUBLISH_QOS)
+        if self._interface == "trajectory":
+            self._command_pub = self.create_publisher(JointTrajectoryMsg, self._trajectory_topic, _COMMAND_QOS)
+            if p["trajectory_status_topic"]:
+                self.create_subscription(String, p["trajectory_status_topic"], self._on_controller_status,
+                                         QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+        else:
+            self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
+                                                      _COMMAND_PUBLISH_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
-        self.create_timer(0.1, self._check_finished)
         self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, "
-                               f"checked against {robot.name} limits; waiting for /joint_states")
+                               f"checked against {robot.name} limits; {self._interface} interface on "
+                               f"{self._command_pub.topic_name}; waiting for /joint_states")
 
     # ---- callbacks ----------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
-        by_name = dict(zip(msg.name, msg.position))
-        try:
-            q = np.array([by_name[n] for n in self._names])
-        except KeyError:
-            return
+        if self._order is None or len(msg.name) != len(self._order):
+            try:
+                self._order = joint_order(msg.name, self._names)
+            except TrajectoryGoalError as exc:
+                self._names_problem = f"/joint_states: {exc}"
+                self._order = None
+                return
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        q = np.asarray(msg.position)[self._order]
         with self._q_lock:
             self._q = q
-            self._robot_time_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            self._robot_time_s = t
             self._received_s = time.monotonic()
+            monitor = self._monitor
+        if monitor is not None and t >= self._next_check_s:
+            self._next_check_s = t + _MONITOR_PERIOD_S
+            self._verdict = monitor.update(t, q)
+
+    def _on_controller_status(self, msg: String) -> None:
+        try:
+            self._controller_status = json.loads(msg.data)
+        except ValueError:
+            pass
 
     def _on_cancel(self, _msg: Empty) -> None:
         self.get_logger().warning("cancel requested: ramping out")
         self._cancel.set()
 
-    def _check_finished(self) -> None:
-        if self._finished.is_set() and self._exit_when_done:
-            raise SystemExit(self.exit_code)
+    @property
+    def done(self) -> bool:
+        """The job has ended (run_node then exits with :attr:`exit_code`)."""
+        return self._finished.is_set() and self._exit_when_done
 
     # ---- streaming thread ----------------------------------------------------------------------------
     def _measured_q(self) -> np.ndarray | None:
@@ -174,7 +246,10 @@ class ExcitationNode(Node):
             self._finished.set()
 
     def _send(self, velocity: np.ndarray) -> None:
-        self._command_pub.publish(Float64MultiArray(data=[float(v) for v in velocity]))
+        if self._interface == "trajectory":  # stop: an empty trajectory
+            self._command_pub.publish(JointTrajectoryMsg(joint_names=self._names))
+        else:
+            self._command_pub.publish(Float64MultiArray(data=[float(v) for v in velocity]))
 
     def _subscribers_ready(self) -> tuple[bool, list[str]]:
         """(ready, missing node names): every named node subscribes and every known subscription has matched.
@@ -196,6 +271,8 @@ class ExcitationNode(Node):
             ready, missing = self._subscribers_ready()
             if ready and self._measured_q() is not None:
                 return True
+            if self._names_problem is not None and self._measured_q() is None:
+                raise ParameterError(self._names_problem)
             if time.monotonic() > deadline:
                 what = (f"subscribers {missing} of {self._command_pub.topic_name}" if missing
                         else "/joint_states" if self._measured_q() is None
@@ -209,12 +286,13 @@ class ExcitationNode(Node):
         try:
             if not self._wait_for_start():
                 return
-        except SubscriberWaitError as exc:
-            self.exit_code = 4
+        except (SubscriberWaitError, ParameterError) as exc:
+            self.exit_code = 2 if isinstance(exc, ParameterError) else 4
             self.get_logger().error(str(exc))
             self._publish_progress(phase="refused", reason=str(exc))
             return
         q = self._measured_q()
+        trajectory = self.streamer.trajectory
         try:
             self.streamer.check_start(q)
         except StartPoseError as exc:
@@ -224,17 +302,113 @@ class ExcitationNode(Node):
                 self._publish_progress(phase="refused", reason=str(exc))
                 return
             self.get_logger().info("moving slowly to the excitation's start pose")
-            approach = self._approach(q, self.streamer.trajectory.start_position_rad,
+            approach = self._approach(q, trajectory.start_position_rad,
                                       velocity_limit_rad_s=self._approach_limits[0],
                                       acceleration_limit_rad_s2=self._approach_limits[1], rate_hz=self.rate_hz)
-            mover = TrajectoryStreamer(trajectory=approach, ramp_s=0.0,
-                                       position_gain_per_s=self.streamer.position_gain_per_s,
-                                       max_position_error_rad=self.streamer.max_position_error_rad)
-            if not self._play(mover, "approach"):
+            if not self._run_stage(approach, "approach", ramp_s=0.0):
                 return
         self.get_logger().info("excitation started")
-        if self._play(self.streamer, "excitation"):
+        if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
             self.get_logger().info("excitation finished")
+        elif self._cancel.is_set() and self.exit_code == 0:
+            self.exit_code = EXIT_CANCELLED
+
+    def _run_stage(self, trajectory, label: str, *, ramp_s: float) -> bool:
+        if self._interface == "trajectory":
+            return self._execute(trajectory, label)
+        streamer = self.streamer if label == "excitation" else TrajectoryStreamer(
+            trajectory=trajectory, ramp_s=ramp_s, position_gain_per_s=self.streamer.position_gain_per_s,
+            max_position_error_rad=self.streamer.max_position_error_rad)
+        return self._play(streamer, label)
+
+    # ---- trajectory interface -------------------------------------------------------------------------------
+    def _goal_message(self, trajectory):
+        """The trajectory as points every 1/trajectory_point_rate_hz (and its last sample), checked: the
+        receiver's quintic interpolation between them must reproduce every planned sample."""
+        step = max(1, int(round(trajectory.rate_hz / self._point_rate_hz)))
+        index = np.arange(0, trajectory.n_samples, step)
+        if index[-1] != trajectory.n_samples - 1:
+            index = np.r_[index, trajectory.n_samples - 1]
+        t = trajectory.time_s[index] - trajectory.time_s[0]
+        q, qd, qdd = (a[index] for a in (trajectory.position_rad, trajectory.velocity_rad_s,
+                                          trajectory.acceleration_rad_s2))
+        goal = TrajectoryGoal(t, q, qd, qdd)
+        error = max(float(np.max(np.abs(goal.evaluate(tk - trajectory.time_s[0])[0] - qk)))
+                    for tk, qk in zip(trajectory.time_s, trajectory.position_rad))
+        if error > _MAX_INTERPOLATION_ERROR_RAD:
+            raise ParameterError(f"the trajectory sent at {self._point_rate_hz:g} points/s misses the plan by "
+                                 f"{error:.2g} rad between points; raise trajectory_point_rate_hz")
+        return message_from_arrays(t, q, qd, qdd, self._names), len(index)
+
+    def _execute(self, trajectory, label: str) -> bool:
+        """Send ``trajectory`` whole and watch it until done, failed or cancelled; False unless done."""
+        msg, points = self._goal_message(trajectory)
+        goal_before = (self._controller_status or {}).get("goal", 0)
+        monitor = TrajectoryMonitor(trajectory.time_s - trajectory.time_s[0], trajectory.position_rad,
+                                    path_tolerance_rad=self.streamer.max_position_error_rad,
+                                    goal_tolerance_rad=self.streamer.start_tolerance_rad,
+                                    start_timeout_s=self._start_timeout_s, stalled_hint=_INACTIVE_CONTROLLER_HINT)
+        with self._q_lock:
+            self._verdict, self._next_check_s, self._monitor = None, -np.inf, monitor
+        self._command_pub.publish(msg)
+        self.get_logger().info(f"{label}: sent {points} points ({trajectory.duration_s:.1f} s) to "
+                               f"{self._command_pub.topic_name}")
+        next_progress = 0.0
+        try:
+            while True:
+                if self._cancel.wait(0.02):
+                    return self._stop_trajectory(label)
+                verdict, controller = self._verdict, self._controller_status or {}
+                failure = self._trajectory_failure(verdict, controller, goal_before)
+                if failure is not None:
+                    self.exit_code = 5 if failure.startswith("no /joint_states") else 4
+                    self.get_logger().error(f"{label} stopped: {failure}")
+                    self._publish_progress(stage=label, phase="aborted", reason=failure)
+                    self._command_pub.publish(JointTrajectoryMsg(joint_names=self._names))
+                    return False
+                if verdict is None:
+                    continue
+                done = verdict.phase == "done" or (controller.get("goal", 0) > goal_before
+                                                   and controller.get("phase") == "succeeded")
+                if done or time.monotonic() >= next_progress:
+                    self._publish_progress(stage=label, phase="done" if done else verdict.phase,
+                                           fraction=round(1.0 if done else verdict.fraction, 4),
+                                           trajectory_time_s=round(verdict.path_time_s, 4),
+                                           position_error_rad=round(verdict.deviation_rad, 5),
+                                           speed_scaling=controller.get("speed_scaling"))
+                    next_progress = time.monotonic() + 0.1
+                if done:
+                    return True
+        finally:
+            with self._q_lock:
+                self._monitor = None
+
+    def _trajectory_failure(self, verdict, controller: dict, goal_before: int) -> str | None:
+        if time.monotonic() - self._received_s > _STALE_STATE_S:
+            return f"no /joint_states for {_STALE_STATE_S} s: the robot interface is gone; stopped"
+        if controller.get("goal", 0) > goal_before and controller.get("phase") in ("aborted", "rejected"):
+            return f"the trajectory controller reports: {controller.get('reason') or controller.get('phase')}"
+        if controller.get("phase") == "rejected" and "goal" not in controller:
+            return controller.get("reason", "trajectory rejected")
+        if verdict is not None and verdict.phase in ("diverged", "stalled"):
+            return verdict.reason
+        return None
+
+    def _stop_trajectory(self, label: str) -> bool:
+        """Cancel: an empty trajectory makes the controller stop along the path; wait until the arm is at rest."""
+        self._command_pub.publish(JointTrajectoryMsg(joint_names=self._names))
+        self.exit_code = EXIT_CANCELLED
+        self.get_logger().warning(f"{label} cancelled: the trajectory controller stops the arm along the path")
+        self._publish_progress(stage=label, phase="cancelled")
+        deadline = time.monotonic() + 3.0
+        last = self._measured_q()
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            q = self._measured_q()
+            if q is not None and last is not None and np.max(np.abs(q - last)) < 1e-3:
+                break
+            last = q
+        return False
 
     def _play(self, streamer: TrajectoryStreamer, label: str) -> bool:
         period = 1.0 / self.rate_hz
@@ -270,11 +444,20 @@ class ExcitationNode(Node):
             deadline += period
             time.sleep(max(0.0, deadline - time.monotonic()))
 
-    def shutdown(self) -> None:
-        """Cancel (ramping out within ramp_s) and command rest before the process ends."""
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: cancel as ~/cancel does (run_node keeps spinning until :meth:`stop_finished`)."""
+        self.get_logger().warning("stop requested (signal): cancelling")
         self._cancel.set()
-        self._thread.join(2.0)
-        self._send(np.zeros(len(self._names)))
+
+    def stop_finished(self) -> bool:
+        return self._finished.is_set()
+
+    def shutdown(self) -> None:
+        """Cancel (the arm slows down along the path) and wait for it, before the process ends."""
+        self._cancel.set()
+        self._thread.join(4.0)
+        if self._interface == "velocity":
+            self._send(np.zeros(len(self._names)))
 
 
 def main(args=None) -> int:

@@ -61,7 +61,6 @@ class IdentifierNode(Node):
         self._result_pub = self.create_publisher(String, "~/result", _LATCHED)
         self.exit_code: int | None = None
         threading.Thread(target=self._run, name="identification", daemon=True).start()
-        self.create_timer(0.2, self._exit_when_done)
         self.get_logger().info(f"identifying {p['data_path']} for {p['robot']} -> {p['out_dir']}")
 
     def _run(self) -> None:
@@ -80,9 +79,10 @@ class IdentifierNode(Node):
         self._result_pub.publish(String(data=json.dumps({"ok": True, **summary})))
         self.exit_code = 0
 
-    def _exit_when_done(self) -> None:
-        if self.exit_code is not None:
-            raise SystemExit(self.exit_code)
+    @property
+    def done(self) -> bool:
+        """The job has ended (run_node then exits with :attr:`exit_code`)."""
+        return self.exit_code is not None
 
     def shutdown(self) -> None:
         """Nothing to stop: the job thread is a daemon and writes its files atomically."""

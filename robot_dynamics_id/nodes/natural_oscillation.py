@@ -143,7 +143,6 @@ class NaturalOscillationNode(Node):
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
         self._thread.start()
-        self.create_timer(0.1, self._check_finished)
         what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
         self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; waiting for /joint_states")
 
@@ -219,9 +218,10 @@ class NaturalOscillationNode(Node):
             return
         self.latest.put(q, qd)
 
-    def _check_finished(self) -> None:
-        if self._finished.is_set() and self._exit_when_done:
-            raise SystemExit(self.exit_code)
+    @property
+    def done(self) -> bool:
+        """The job has ended (run_node then exits with :attr:`exit_code`)."""
+        return self._finished.is_set() and self._exit_when_done
 
     def _publish(self, **fields) -> None:
         try:

@@ -559,8 +559,16 @@ class OscControllerNode(Node):
         return self._timing
 
     def _exit_when_done(self) -> None:
-        if self._done.is_set() and bool(self._p["exit_when_done"]):
-            raise SystemExit(0 if self._stopped_reason == "polishing finished" else 1)
+        """Guard-condition callback: wakes the executor so that run_node sees :attr:`done` at once."""
+
+    @property
+    def done(self) -> bool:
+        """The task has ended and exit_when_done is set (run_node then exits with :attr:`exit_code`)."""
+        return self._done.is_set() and bool(self._p["exit_when_done"])
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self._stopped_reason == "polishing finished" else 1
 
     def shutdown(self) -> None:
         """Stop the control loop and leave the arm at rest."""

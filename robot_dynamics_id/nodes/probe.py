@@ -28,7 +28,8 @@ _RELIABLE_DEEP = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 class RobotProbe(Node):
     """Records /joint_states and ~/status of ur_interface; publishes velocity/torque commands."""
 
-    def __init__(self, *, name: str = "rdi_probe", status_topic: str = "/ur_interface/status") -> None:
+    def __init__(self, *, name: str = "rdi_probe", status_topic: str = "/ur_interface/status",
+                 record_joint_states: bool = True) -> None:
         super().__init__(name)
         self._lock = threading.Lock()
         self.joint_times_s: list[float] = []
@@ -36,13 +37,14 @@ class RobotProbe(Node):
         self.joint_velocities: list[list[float]] = []
         self.statuses: list[dict] = []
         self.events: list[str] = []
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, _RELIABLE_DEEP)
+        if record_joint_states:  # 500 Hz: a caller that only needs the status leaves it out (CPU)
+            self.create_subscription(JointState, "/joint_states", self._on_joint_state, _RELIABLE_DEEP)
         self.create_subscription(String, status_topic, self._on_status, _RELIABLE_DEEP)
         self.velocity_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
                                                   _RELIABLE_1)
         self.torque_pub = self.create_publisher(Float64MultiArray, "/forward_effort_controller/commands",
                                                 _RELIABLE_1)
-        self._executor: SingleThreadedExecutor | None = None
+        self._executor = None
         self._thread: threading.Thread | None = None
 
     # ---- recording --------------------------------------------------------------------------
@@ -113,6 +115,8 @@ class RobotProbe(Node):
 
     # ---- spinning ---------------------------------------------------------------------------------------
     def spin_in_background(self) -> None:
+        # Not the EventsExecutor: callers create subscriptions on the probe from their own thread while it
+        # spins, and rclpy's EventsExecutor deadlocks in wake() then (Kilted 9.1.2, reproduced here).
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self)
         self._thread = threading.Thread(target=self._spin, daemon=True)

@@ -38,6 +38,9 @@ KNOWN_TYPES = {
     "/force_torque_sensor_broadcaster/wrench": "geometry_msgs/msg/WrenchStamped",
     "/forward_velocity_controller/commands": "std_msgs/msg/Float64MultiArray",
     "/forward_effort_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/scaled_joint_trajectory_controller/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
+    "/ur_interface/command": "sensor_msgs/msg/JointState",
+    "/ur_interface/trajectory_status": "std_msgs/msg/String",
     "/excitation/progress": "std_msgs/msg/String",
 }
 
@@ -48,6 +51,9 @@ DEFAULT_TOPICS = [
     "/force_torque_sensor_broadcaster/wrench",
     "/forward_velocity_controller/commands",
     "/forward_effort_controller/commands",
+    "/scaled_joint_trajectory_controller/joint_trajectory",
+    "/ur_interface/command",
+    "/ur_interface/trajectory_status",
     "/excitation/progress",
 ]
 
@@ -77,6 +83,9 @@ def message_class(msgtype: str):
 
 class TorqueLoggerNode(Node):
     """Records topics into a bag; see the module docstring."""
+
+    #: run_node spins it with the EventsExecutor: it receives the 500 Hz streams
+    events_executor = True
 
     def __init__(self) -> None:
         super().__init__("torque_logger")

@@ -6,11 +6,21 @@ Publishes
   /motor_currents                            sensor_msgs/JointState  effort = measured motor current, A
   /target_moment                             sensor_msgs/JointState  effort = controller model torque, Nm
   /force_torque_sensor_broadcaster/wrench    geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
+  ~/command                                  sensor_msgs/JointState, what the loop sent the robot each cycle
   ~/status                                   std_msgs/String, JSON: state, connected, modes, watchdog, fault,
-                                             loop timing
+                                             loop timing, real_time_factor (robot seconds per wall second)
+  ~/trajectory_status                        std_msgs/String, JSON: goal, phase, time_s, duration_s, fraction,
+                                             speed_scaling, position_error_rad, reason (20 Hz while a trajectory
+                                             runs, and on every change of phase)
+  /speed_scaling_state_broadcaster/speed_scaling  std_msgs/Float64, 0..1, as the UR driver
 Subscribes
+  /scaled_joint_trajectory_controller/joint_trajectory  trajectory_msgs/JointTrajectory: executed inside the
+                                             robot loop on the robot's clock (hardware/trajectory_tracking.py);
+                                             a message without points stops along the path (as the UR driver)
+  ~/speed_scaling                            std_msgs/Float64, 0..1: slows trajectory time (the pendant slider)
   /forward_velocity_controller/commands      std_msgs/Float64MultiArray, rad/s, configured joint order
   /forward_effort_controller/commands        std_msgs/Float64MultiArray, Nm, configured joint order
+                                             (both refused while a trajectory runs: one controller at a time)
 
 The robot loop runs in its own thread
 (:class:`~robot_dynamics_id.hardware.robot_loop.RobotLoop`); the state topics
@@ -28,12 +38,15 @@ import time
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64, Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
-from ..hardware.config import UR_INTERFACE_PARAMETERS, UrInterfaceConfig
+from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, UrInterfaceConfig, make_tracker
 from ..hardware.safety import CommandRejected
+from ..hardware.trajectory_tracking import TrajectoryGoalError
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
+from ._trajectory_msgs import TRAJECTORY_TOPIC, goal_from_message
 from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["UrInterfaceNode", "main"]
@@ -42,6 +55,9 @@ __all__ = ["UrInterfaceNode", "main"]
 COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 #: ~/status reports the loop's period error over this many newest cycles (10 s at 500 Hz)
 TIMING_WINDOW_CYCLES = 5000
+#: ~/trajectory_status rate while a trajectory runs
+TRAJECTORY_STATUS_HZ = 20.0
+_EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class UrInterfaceNode(Node):
@@ -51,21 +67,31 @@ class UrInterfaceNode(Node):
         super().__init__("ur_interface")
         raw = declare_parameters(self, UR_INTERFACE_PARAMETERS)
         self.config = UrInterfaceConfig.from_parameters(raw)  # raises ParameterError naming the parameter
+        self.tracker = make_tracker(declare_parameters(self, TRAJECTORY_PARAMETERS))
         cfg = self.config
         if cfg.realtime_priority > 0:
             raise_python_threads_priority(self.get_logger())
         self._topics = RobotStateTopics(node=self, config=cfg)
         # Deep enough that a burst of refusals does not overwrite the fault event before it.
-        self._status_pub = self.create_publisher(String, "~/status", QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+        self._status_pub = self.create_publisher(String, "~/status", _EVENT_QOS)
+        self._trajectory_pub = self.create_publisher(String, "~/trajectory_status", _EVENT_QOS)
+        self._scaling_pub = self.create_publisher(Float64, "/speed_scaling_state_broadcaster/speed_scaling", 10)
         self.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
                                  self._on_velocity_command, COMMAND_QOS)
         self.create_subscription(Float64MultiArray, "/forward_effort_controller/commands",
                                  self._on_torque_command, COMMAND_QOS)
+        self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, COMMAND_QOS)
+        self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
 
         self._timing: dict | None = None
         self._timing_at = 0.0
-        self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event)
+        self._clock_mark: tuple[float, float] | None = None  # (wall s, robot s) at the previous status
+        self._real_time_factor: float | None = None
+        self._reported_trajectory = self.tracker.status
+        self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
+                                  cycle_controller=self.tracker, on_command=self._on_command)
         self.create_timer(1.0 / cfg.status_rate_hz, self._publish_status)
+        self.create_timer(1.0 / TRAJECTORY_STATUS_HZ, self._publish_trajectory_status)
         freeze_startup_objects()
         self.loop.start()
         self.get_logger().info(
@@ -73,8 +99,57 @@ class UrInterfaceNode(Node):
             f"watchdog {cfg.watchdog_s * 1000:.0f} ms, limit policy {cfg.limit_policy.value}, "
             f"effort from {cfg.effort_source}")
 
+    # ---- trajectories -------------------------------------------------------------------------
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        if not msg.points:
+            self.tracker.cancel("an empty trajectory was received: stopping along the path")
+            return
+        try:
+            state = self.loop.status.state
+            if state not in ("ready", "moving"):
+                raise TrajectoryGoalError(f"the robot is not ready (state {state}"
+                                          + (f": {self.loop.status.fault}" if self.loop.status.fault else "") + ")")
+            goal = goal_from_message(msg, self.config.joint_names)
+        except TrajectoryGoalError as exc:
+            reason = f"trajectory refused: {exc}"
+            self.get_logger().error(reason)
+            self._trajectory_pub.publish(String(data=json.dumps({"phase": "rejected", "reason": reason})))
+            return
+        number = self.tracker.submit(goal)
+        self.get_logger().info(f"trajectory {number}: {len(msg.points)} points, {goal.duration_s:.2f} s")
+
+    def _on_speed_scaling(self, msg: Float64) -> None:
+        used = self.tracker.set_speed_scaling(msg.data)
+        self.get_logger().info(f"speed scaling {used:.2f}")
+
+    def _on_command(self, state, kind: str, values) -> None:
+        # Robot loop thread: record what was sent, with the trajectory's reference when one drives the arm.
+        self._topics.on_command(state, kind, values, self.tracker.reference_rad)
+
+    def _publish_trajectory_status(self) -> None:
+        status = self.tracker.status
+        changed = (status.goal, status.phase) != (self._reported_trajectory.goal, self._reported_trajectory.phase)
+        if status.active or changed:
+            self._trajectory_pub.publish(String(data=json.dumps(status.as_dict())))
+        if changed and status.phase not in ("idle", "running"):
+            text = f"trajectory {status.goal} {status.phase}" + (f": {status.reason}" if status.reason else "")
+            if status.phase in ("aborted", "rejected"):
+                self.get_logger().error(text)
+            else:
+                self.get_logger().info(text)
+        self._reported_trajectory = status
+
     # ---- commands ---------------------------------------------------------------------------
+    def _refuse_while_trajectory(self, what: str) -> bool:
+        if not self.tracker.status.active:
+            return False
+        self.get_logger().warning(f"{what} ignored: a trajectory is executing (one controller at a time; stop it "
+                                  f"with an empty JointTrajectory on {TRAJECTORY_TOPIC})", throttle_duration_sec=1.0)
+        return True
+
     def _on_velocity_command(self, msg: Float64MultiArray) -> None:
+        if self._refuse_while_trajectory("velocity command"):
+            return
         try:
             cmd = self.loop.submit_velocity(np.asarray(msg.data, float))
         except CommandRejected as exc:
@@ -85,6 +160,8 @@ class UrInterfaceNode(Node):
             self.get_logger().warning("; ".join(cmd.notes), throttle_duration_sec=1.0)
 
     def _on_torque_command(self, msg: Float64MultiArray) -> None:
+        if self._refuse_while_trajectory("torque command"):
+            return
         try:
             cmd = self.loop.submit_torque(np.asarray(msg.data, float))
         except CommandRejected as exc:
@@ -96,6 +173,8 @@ class UrInterfaceNode(Node):
 
     # ---- loop thread → log and status ------------------------------------------------------------------
     def _on_event(self, level: str, message: str) -> None:
+        if level == "error":  # the loop stopped the arm: a running trajectory ends here
+            self.tracker.abort(message)
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
         if level == "info":
             self.get_logger().info(message)
@@ -123,12 +202,30 @@ class UrInterfaceNode(Node):
             }
         return self._timing
 
+    def _update_real_time_factor(self) -> float | None:
+        """Robot seconds per wall second since the previous status (the simulator runs slower than real time
+        when the machine cannot keep up: its clock is the robot's)."""
+        latest = self.loop.latest_state
+        if latest is None:
+            return None
+        now = time.monotonic()
+        if self._clock_mark is not None and now - self._clock_mark[0] >= 0.5:
+            self._real_time_factor = round((latest.timestamp_s - self._clock_mark[1]) / (now - self._clock_mark[0]),
+                                           3)
+        if self._clock_mark is None or now - self._clock_mark[0] >= 0.5:
+            self._clock_mark = (now, latest.timestamp_s)
+        self._scaling_pub.publish(Float64(data=float(self.tracker.speed_scaling)))
+        return self._real_time_factor
+
     def _publish_status(self, event: str | None = None) -> None:
         status = self.loop.status.as_dict()
         timing = self._loop_timing()
         if timing is not None:
             status["period_error_us"] = timing
         status["backlog"] = self._topics.backlog
+        status["real_time_factor"] = self._update_real_time_factor()
+        latest = self.loop.latest_state
+        status["robot_time_s"] = None if latest is None else round(latest.timestamp_s, 4)
         status["pid"] = os.getpid()
         if event:
             status["event"] = event
@@ -139,6 +236,7 @@ class UrInterfaceNode(Node):
 
     def shutdown(self) -> None:
         """Stop the arm and the threads; every queued sample is published first."""
+        self.tracker.abort("ur_interface is shutting down")
         self.loop.stop()
         self._topics.close()
 

@@ -4,7 +4,10 @@ Started from launch/experiment.launch.py through the launch emulation (same
 executables, same parameter files, same overrides as ``ros2 launch``).
 """
 
+import contextlib
 import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -61,54 +64,107 @@ def probe():
     rclpy.shutdown()
 
 
-def test_sixty_second_experiment_records_every_sample_and_the_commands(tmp_path, probe):
+@contextlib.contextmanager
+def cpu_hogs(count):
+    """``count`` busy processes beside the test (a lab PC is never idle): each spins one core."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def _stamps_s(messages):
+    return np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in messages])
+
+
+@pytest.mark.parametrize("hogs", [0, 2])
+def test_sixty_second_experiment_records_every_sample_and_every_command(tmp_path, probe, hogs):
+    """The trajectory runs inside ur_interface's loop on the robot's clock: with two CPU hogs beside it the
+    simulated robot's time may run slower than the wall clock, but no sample is missing and the arm stays on
+    its path."""
     nodes = _nodes(tmp_path, 60.0)
     assert set(nodes) == {"ur_interface", "torque_logger", "excitation"}
     env = loopback_environment()
-    interface = start_node(nodes["ur_interface"], log_dir=tmp_path, env=env)
+    with cpu_hogs(hogs):
+        interface = start_node(nodes["ur_interface"], log_dir=tmp_path, env=env)
+        logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env)
+        excitation = None
+        try:
+            assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
+            assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
+            excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env)
+            excitation.popen.wait(timeout=400)
+            assert excitation.popen.returncode == 0, excitation.log()
+            time.sleep(1.0)  # let the last messages reach the logger
+        finally:
+            if excitation is not None:
+                excitation.stop()
+            assert logger.stop() == 0, logger.log()
+            interface.stop()
+    bag = tmp_path / "bag"
+    assert (bag / "metadata.yaml").is_file(), "a clean stop must finish the bag"
+    stamps = _stamps_s(_read(bag, "/joint_states"))
+    assert np.all(np.diff(stamps) > 0), "joint-state stamps must strictly increase"
+    # every 2 ms robot cycle from the first recorded sample to the last: no gap longer than 2 samples
+    assert np.max(np.diff(stamps)) < 3 * 0.002 + 1e-6, f"largest gap {np.max(np.diff(stamps)) * 1e3:.1f} ms"
+    assert stamps[-1] - stamps[0] > 60.0
+    # the bag holds the trajectory as sent, and what the loop sent the robot in every cycle of the motion
+    (sent,) = [m for _, m in _read(bag, "/scaled_joint_trajectory_controller/joint_trajectory")]
+    assert len(sent.points) == 60 * 100 + 1
+    commands = _read(bag, "/ur_interface/command")
+    command_stamps = _stamps_s(commands)
+    assert np.all(np.isin(np.round(command_stamps, 4), np.round(stamps, 4))), "commands share the samples' stamps"
+    assert np.max(np.diff(command_stamps)) < 0.002 + 1e-6, "a command in every cycle of the motion"
+    assert command_stamps[-1] - command_stamps[0] > 59.9  # the 60 s trajectory; its final stop is no velocity
+    assert all(len(m.velocity) == 6 and len(m.position) == 6 for _, m in commands[:-1])
+    status = [json.loads(m.data) for _, m in _read(bag, "/ur_interface/trajectory_status")]
+    finals = [s for s in status if s.get("phase") == "succeeded"]
+    assert len(finals) == 1 and finals[0]["max_position_error_rad"] < 0.01, status[-3:]
+    progress = [json.loads(m.data) for _, m in _read(bag, "/excitation/progress")]
+    assert progress[-1]["phase"] == "done" and progress[-1]["fraction"] == 1.0
+
+
+def test_velocity_streaming_option_records_every_command_it_published(tmp_path, probe):
+    """command_interface: velocity streams joint velocities as before (for controllers without trajectories)."""
+    nodes = _nodes(tmp_path, 15.0)
+    env = loopback_environment()
+    interface = start_node(nodes["ur_interface"], log_dir=tmp_path, env=env, extra_ros_args=["-p", "watchdog_s:=0.2"])
     logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env)
     excitation = None
+    probe.commands.clear()
     try:
         assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
         # The probe below checks the bag against what was published: the excitation waits for it too (else,
         # on a loaded machine, it may match after the logger and miss commands the logger has)
-        excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env,
-                                extra_ros_args=["-p", "wait_for_subscribers:=[torque_logger, experiment_probe]"])
+        excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env, extra_ros_args=[
+            "-p", "command_interface:=velocity", "-p", "max_position_error_rad:=1.0",
+            "-p", "wait_for_subscribers:=[torque_logger, experiment_probe]"])
         excitation.popen.wait(timeout=150)
         assert excitation.popen.returncode == 0, excitation.log()
-        time.sleep(1.0)  # let the last messages reach the logger
+        time.sleep(1.0)
     finally:
         if excitation is not None:
             excitation.stop()
         assert logger.stop() == 0, logger.log()
         interface.stop()
     bag = tmp_path / "bag"
-    assert (bag / "metadata.yaml").is_file(), "a clean stop must finish the bag"
-    states = _read(bag, "/joint_states")
-    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in states])
-    assert np.all(np.diff(stamps) > 0), "joint-state stamps must strictly increase"
-    expected = round((stamps[-1] - stamps[0]) * 500.0) + 1
-    # Robot time: 60 s when the simulated arm keeps real time; less if this machine starved the node
-    # (the simulator then runs slower than the wall clock but still stamps every 2 ms cycle).
-    assert stamps[-1] - stamps[0] > 30.0
-    assert len(stamps) >= 0.999 * expected, f"{len(stamps)} of {expected} samples"
     recorded = [list(m.data) for _, m in _read(bag, "/forward_velocity_controller/commands")]
     # ~500 commands/s when the machine keeps up; the streamer skips cycles (never queues them) when starved.
-    assert len(recorded) > 0.3 * 60 * 500
+    assert len(recorded) > 0.3 * 15 * 500
     # Every command the excitation published (seen by an independent subscriber) is in the bag, in order,
     # from the moment the logger's subscription matched (DDS does not deliver what was published before).
     published = probe.commands
-    assert recorded, "no commands in the bag"
     start = published.index(recorded[0])
     assert start < 50, f"the logger missed the first {start} commands"
     tail = published[start:start + len(recorded)]
     first_difference = next((i for i, (a, b) in enumerate(zip(recorded, tail)) if a != b), None)
     assert first_difference is None, f"bag and published commands differ from command {first_difference}"
-    # the last command or two may still be in flight to one of the two subscribers when the run stops
     assert abs(len(recorded) - (len(published) - start)) <= 2, (len(recorded), len(published), start)
     progress = [json.loads(m.data) for _, m in _read(bag, "/excitation/progress")]
-    # the ramp-out ends at rest within a few cycles of trajectory time of the end
     assert progress[-1]["phase"] == "done" and progress[-1]["fraction"] >= 0.995
 
 
@@ -157,5 +213,5 @@ def test_excitation_waits_for_the_recorder_and_gives_up_with_a_clear_error(tmp_p
         process.stop()
     assert process.popen.returncode == 4, process.log()
     assert "['torque_logger']" in process.log() and "wait_for_subscribers" in process.log(), process.log()
-    # only the stop (zero velocity) sent on the way out; no motion while the recorder is missing
-    assert all(v == 0.0 for command in probe.commands for v in command), probe.commands[:3]
+    # no trajectory sent while the recorder is missing
+    assert "sent" not in process.log(), process.log()

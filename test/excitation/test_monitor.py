@@ -1,0 +1,46 @@
+"""Watching a trajectory that another controller executes: progress under speed scaling, divergence, stall."""
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.excitation.monitor import TrajectoryMonitor
+
+T = np.arange(0.0, 10.0 + 1e-9, 0.002)
+Q = np.outer(np.sin(2 * np.pi * T / 10.0), np.linspace(0.2, 0.6, 6))
+
+
+def _monitor(**kw):
+    return TrajectoryMonitor(T, Q, path_tolerance_rad=0.1, goal_tolerance_rad=0.02, start_timeout_s=1.0, **kw)
+
+
+def test_progress_follows_the_arm_at_half_speed_and_ends_done():
+    monitor = _monitor()
+    out = None
+    for k in range(0, 10001, 5):  # 20 s of robot time, the controller runs trajectory time at half speed
+        t = k * 0.002
+        out = monitor.update(100.0 + t, Q[min(k // 2, T.size - 1)])
+        if k == 5000:
+            assert out.phase == "running" and out.fraction == pytest.approx(0.5, abs=0.01)  # 10 s at half speed
+    assert out.phase == "done" and out.fraction == 1.0
+
+
+def test_an_arm_that_leaves_the_path_is_reported_as_diverged():
+    monitor = _monitor()
+    out = None
+    for k in range(0, 2000, 5):
+        q = Q[k] + (0.3 if k > 1000 else 0.0)
+        out = monitor.update(k * 0.002, q)
+        if out.phase == "diverged":
+            break
+    assert out.phase == "diverged" and "0.29" in out.reason and "from the planned path" in out.reason
+
+
+def test_an_arm_that_never_moves_is_reported_as_stalled_with_the_hint():
+    """Nothing moves (an inactive controller): the estimate stays at the start, so this is not a divergence but a
+    stall, reported once the start timeout (robot time) has passed."""
+    monitor = _monitor(stalled_hint=". Activate the controller")
+    outs = [monitor.update(k * 0.01, Q[0]) for k in range(150)]
+    phases = [o.phase for o in outs]
+    assert set(phases[:100]) == {"waiting"}
+    assert phases[-1] == "stalled" and outs[-1].reason.endswith(". Activate the controller")
+    assert "not moved 1.0" in next(o.reason for o in outs if o.phase == "stalled")
