@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray, String
@@ -179,7 +180,10 @@ class ExcitationNode(Node):
             self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
                                                       _COMMAND_PUBLISH_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
+        # Raw: with the trajectory interface only every ~10 ms sample is decoded (the monitor's rate), the
+        # rest only marks the stream alive, so this process costs little at the robot's 500 Hz.
+        self._next_decode_s = -np.inf
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state_bytes, _STATE_QOS, raw=True)
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
@@ -188,6 +192,15 @@ class ExcitationNode(Node):
                                f"{self._command_pub.topic_name}; waiting for /joint_states")
 
     # ---- callbacks ----------------------------------------------------------------------------
+    def _on_joint_state_bytes(self, data: bytes) -> None:
+        now = time.monotonic()
+        if self._interface == "trajectory" and now < self._next_decode_s and self._q is not None:
+            with self._q_lock:
+                self._received_s = now
+            return
+        self._next_decode_s = now + _MONITOR_PERIOD_S
+        self._on_joint_state(deserialize_message(data, JointState))
+
     def _on_joint_state(self, msg: JointState) -> None:
         if self._order is None or len(msg.name) != len(self._order):
             try:
