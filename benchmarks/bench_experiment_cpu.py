@@ -83,7 +83,7 @@ def one_run(config: str, excitation: Path, start_q, out: Path, probe: RobotProbe
     if interface_kind == "velocity":  # the streaming path needs wave 1's tolerances to finish at all when loaded
         extra += ["-p", "max_position_error_rad:=1.0"]
     # the simulated arm starts at the excitation's start pose: only the excitation itself is measured
-    start = "[" + ", ".join(f"{v!r}" for v in start_q) + "]"
+    start = "[" + ", ".join(repr(float(v)) for v in start_q) + "]"
     interface_args = ["-p", f"sim_initial_q_rad:={start}"]
     if interface_kind == "velocity":
         interface_args += ["-p", "watchdog_s:=0.1"]
