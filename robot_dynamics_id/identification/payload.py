@@ -22,7 +22,10 @@ WLS covariance. The standard deviations only cover measurement noise; an arm
 model error at the poses of the payload run biases the estimate without
 showing in them, which is why the motion should be the wrist-only payload
 excitation (``rdi excite plan --kind payload``) at poses the arm model was
-identified over.
+identified over. The inertia is the most exposed: the payload's inertia adds to
+the wrist links' and to the reflected rotor inertias of the wrist drives, which
+on a UR3 are tens of times a small tool's, so any error of the arm model there
+lands in the payload's inertia (benchmarks/RESULTS.md has the measured sizes).
 
 Warnings (in :attr:`PayloadEstimate.warnings`) when the data do not determine
 something: the inertia (std of a component above ``inertia_std_warning_kgm2``,
@@ -198,7 +201,8 @@ def estimate_payload(robot: RobotModel, arm_model: DynamicModel, data: Preproces
             f"the motion does not excite the payload's inertia enough: std of {INERTIA_COMPONENTS[worst]} is "
             f"{inertia_std[worst]:.2e} kg m^2 (> {threshold:.1e}, the inertia of {mass:.2f} kg at 2 cm); trust the "
             "mass and centre of mass, not the inertia. Move the wrist joints faster, with larger accelerations "
-            "(rdi excite plan --kind payload)")
+            "(rdi excite plan --kind payload --velocity-scale 1 --acceleration-scale 1); the std covers "
+            "measurement noise only, not the arm model's errors of the wrist rotor inertias")
     if np.any(std[1:4] > 0.005):
         warnings.append(f"the centre of mass is uncertain: std {np.round(std[1:4] * 1000, 1).tolist()} mm (> 5 mm); "
                         "record longer or with larger wrist motions")
