@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     estimate, path = run_payload(args.model, args.data, out_path=args.out, torque_source=args.torque_source,
                                  drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
-                                 ur_driver_topics=args.ur_driver_topics)
+                                 ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
     c, cs = estimate.com_m * 1000, estimate.com_std_m * 1000
     print(f"payload mass: {estimate.mass_kg:.4f} kg (std {estimate.mass_std_kg:.4f})")
     print("centre of mass in tool0 (mm): " + ", ".join(f"{v:.1f} ± {s:.1f}" for v, s in zip(c, cs)))

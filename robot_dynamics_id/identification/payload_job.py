@@ -58,7 +58,7 @@ def _torque_source(model: DynamicModel, requested: str) -> str:
 
 def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str | Path, torque_source: str = "auto",
                 drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
-                ) -> tuple[PayloadEstimate, Path]:
+                driver_effort: str = "check") -> tuple[PayloadEstimate, Path]:
     """Identify the payload of a recording with the arm model; write ``out_path`` (payload.yaml)."""
     from .job import load_recording, torque_data
 
@@ -66,7 +66,7 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     rm = load_robot(robot or model.robot)
     source = _torque_source(model, torque_source)
     gains = model.drive_gains_nm_per_a if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float)
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics)
+    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
     data, label = torque_data(recording, torque_source=source, drive_gains_nm_per_a=gains)
     estimate = identify_payload(data, model, rm, provenance={
         "arm_model": str(Path(model_path).resolve()), "data": str(Path(data_path).resolve()), "torque": label,

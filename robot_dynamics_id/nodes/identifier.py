@@ -39,6 +39,9 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("method", "string", "consistent", "consistent (physically consistent) | wls | ols | irls"),
     ParameterSpec("ur_driver_topics", "bool", False,
                   "the bag comes from the official UR driver (JointState.effort = motor current)"),
+    ParameterSpec("driver_effort", "string", "check",
+                  "with ur_driver_topics: check (the data must show motor current, not the gravity-compensated "
+                  "torque of new firmware) | current (the driver ran with use_currents_as_efforts: true)"),
     ParameterSpec("validation_data_path", "string", "", "optional second recording to score the model on"),
     ParameterSpec("payload_model_file", "string", "",
                   "arm model (model.yaml, identified without the payload): identify the payload mounted during "
@@ -63,6 +66,7 @@ class IdentifierNode(Node):
             drive_gains_nm_per_a=p["drive_gains_nm_per_a"] or None,
             method=check_choice("method", p["method"], ("consistent", "wls", "ols", "irls")),
             ur_driver_topics=bool(p["ur_driver_topics"]),
+            driver_effort=check_choice("driver_effort", p["driver_effort"], ("check", "current")),
             validation_path=p["validation_data_path"] or None,
         )
         self._payload_model = p["payload_model_file"]
@@ -101,7 +105,8 @@ class IdentifierNode(Node):
                                          out_path=Path(job["out_dir"]) / "payload.yaml",
                                          torque_source=job["torque_source"],
                                          drive_gains_nm_per_a=job["drive_gains_nm_per_a"], robot=None,
-                                         ur_driver_topics=job["ur_driver_topics"])  # robot: the arm model's
+                                         ur_driver_topics=job["ur_driver_topics"],
+                                         driver_effort=job["driver_effort"])  # robot: the arm model's
         except (ValueError, FileNotFoundError, RuntimeError) as exc:
             self.get_logger().error(f"payload identification failed: {exc}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "error": str(exc)})))
