@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from robot_dynamics_id.excitation.payload import PayloadExcitationSettings, plan_payload_excitation
-from robot_dynamics_id.launch_emulation import node_command, plan_launch
+from rdi_test_support.launch_emulation import node_command, plan_launch
 from robot_dynamics_id.robots import load_robot
 from robot_dynamics_id.ros_processes import loopback_environment
 from robot_dynamics_id.sim.experiment import run_experiment, write_experiment_bag
