@@ -1,5 +1,5 @@
 """What a ROS install gets: package.xml names every package the code imports, test-only modules are not in
-the runtime package, and (under tools/colcon_check.sh) the tests ran against the workspace's install."""
+the runtime package, and (under tools/colcon_check.sh) the tests ran the workspace's copy and its install."""
 
 import ast
 import importlib.util
@@ -45,14 +45,16 @@ def test_test_only_modules_are_not_in_the_runtime_package():
     assert not any(p.name == "rdi_test_support" for p in (ROOT / "robot_dynamics_id").rglob("*"))
 
 
-def test_the_tested_package_is_the_workspace_install_when_colcon_check_says_so():
-    """tools/colcon_check.sh sets RDI_EXPECT_INSTALL_PREFIX: the tests must import the colcon install, not a
-    source checkout or another installed copy."""
+def test_the_tested_package_is_the_workspace_copy_when_colcon_check_says_so():
+    """tools/colcon_check.sh sets RDI_EXPECT_INSTALL_PREFIX (the workspace's install folder): the tests must run
+    the workspace's copy of the package (colcon runs an ament_python package's tests in its source folder) and
+    find launch files and configuration in the install's share directory, through the ament index."""
     prefix = os.environ.get("RDI_EXPECT_INSTALL_PREFIX")
     if prefix is None:
         assert Path(robot_dynamics_id.__file__).is_file()
         return
-    assert Path(robot_dynamics_id.__file__).resolve().is_relative_to(Path(prefix).resolve()), robot_dynamics_id.__file__
+    workspace = Path(prefix).resolve().parent
+    assert Path(robot_dynamics_id.__file__).resolve().is_relative_to(workspace), robot_dynamics_id.__file__
     from robot_dynamics_id.node_launch import package_share
 
     share = package_share()

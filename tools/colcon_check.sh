@@ -8,8 +8,9 @@
 # Needs colcon on PATH: a sourced ROS 2 (apt), or `make setup` (PyPI colcon in .venv; `make colcon-check`
 # puts .venv/bin first on PATH). The workspace is a copy of the tracked files under a temporary folder
 # with no ../shared beside it: tests that need the shared sample bags skip and say what they need.
-# The tests must import the workspace's install (test/test_package_layout.py checks it), and the install
-# must not contain the test-only modules. Exit status: colcon's, then colcon test-result's.
+# The tests run the workspace's copy (colcon runs an ament_python package's tests in its source folder) and
+# find launch files and configuration through the install's ament index (test/test_package_layout.py checks
+# both); the install must hold the executables and not the test-only modules. Exit status: colcon's, then colcon test-result's.
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -39,7 +40,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST OPENBLAS_NUM_THREADS=1 MUJOCO_GL=
 [ "${ROS_DISTRO:-}" = humble ] && export ROS_LOCALHOST_ONLY=1
 
 echo "== colcon build ($ws)"
-colcon build --event-handlers console_cohesion+
+colcon build --event-handlers console_direct+
 site="$(echo "$ws"/install/robot_dynamics_id/lib/python3*/site-packages/robot_dynamics_id)"
 for module in launch_emulation.py net_trace.py; do
     if [ -e "$site/$module" ]; then echo "colcon_check: test-only module $module was installed" >&2; exit 1; fi
