@@ -156,7 +156,7 @@ def _derived_covariance(theta: np.ndarray, covariance: np.ndarray) -> np.ndarray
     return jac @ covariance @ jac.T
 
 
-def estimate_payload(robot: RobotModel, arm_model: DynamicModel, data: PreprocessedData, *,
+def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
                      arm_torque_nm: np.ndarray, inertia_std_warning_kgm2: float | None = None,
                      provenance: dict | None = None) -> PayloadEstimate:
     """Payload from preprocessed samples whose ``torque`` holds the measured joint torques (payload
@@ -238,5 +238,5 @@ def identify_payload(recording: Any, arm_model: DynamicModel, robot: RobotModel 
         options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=float(cutoff)))
     data = prepare(recording, rm, options)
     arm = predict_preprocessed(arm_model, data, robot=rm)
-    return estimate_payload(rm, arm_model, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
+    return estimate_payload(rm, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
                             provenance={**(provenance or {}), "cutoff_hz": data.cutoff_hz})
