@@ -31,13 +31,16 @@ export MUJOCO_GL := egl
 # Pinned so that a fresh install next month behaves the same (checked on Python 3.11).
 PIP_CORE := wheel==0.48.0 numpy==2.4.6 scipy==1.17.1 PyYAML==6.0.3 matplotlib==3.11.2 \
             pin==4.1.0 mujoco==4.0.0 rosbags==0.11.9 ur_rtde==1.6.5 pytest==9.2.0
+# colcon from PyPI, for tools/colcon_check.sh (`colcon build && colcon test` in a scratch workspace).
+PIP_COLCON := colcon-core==0.21.3 colcon-ros==0.5.0 colcon-python-setup-py==0.2.9 colcon-bash==0.5.0 \
+              colcon-test-result==0.3.8 ros-ament-package==0.17.2
 # ROS 2 Kilted wheels from PyPI, used only when no ROS 2 is sourced.
 PIP_ROS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 ros-std-msgs==5.5.1 \
            ros-sensor-msgs==5.5.1 ros-geometry-msgs==5.5.1 ros-trajectory-msgs==5.5.1
 
 STAMP := $(VENV)/.installed-$(shell cat Makefile setup.py | cksum | cut -d' ' -f1)
 
-.PHONY: demo test setup bench clean-venv
+.PHONY: demo test setup bench clean-venv colcon-check
 
 setup: $(STAMP)
 
@@ -47,10 +50,11 @@ $(STAMP): Makefile setup.py
 	    echo "   using the sourced ROS 2 $$ROS_DISTRO for rclpy and messages"; \
 	    [ -x $(PY) ] || $(PYTHON) -m venv --system-site-packages $(VENV); \
 	    $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q $(PIP_CORE); \
+	    command -v colcon >/dev/null || $(PY) -m pip install -q $(PIP_COLCON); \
 	else \
 	    echo "   no ROS 2 sourced: installing the PyPI ROS 2 wheels"; \
 	    [ -x $(PY) ] || $(PYTHON) -m venv $(VENV); \
-	    $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q $(PIP_CORE) $(PIP_ROS); \
+	    $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q $(PIP_CORE) $(PIP_ROS) $(PIP_COLCON); \
 	fi
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-* && touch $@
@@ -59,8 +63,13 @@ $(STAMP): Makefile setup.py
 demo: $(STAMP)
 	$(PY) -m robot_dynamics_id.cli demo $(ARGS)
 
+# ../shared (sample bags) travels with the repository here and in CI: its absence is an error, not a skip.
 test: $(STAMP)
-	$(PY) -m pytest test -q -ra $(ARGS)
+	RDI_REQUIRE_SHARED=1 $(PY) -m pytest test -q -ra $(ARGS)
+
+# colcon build + colcon test of a copy of this repository in a scratch workspace (tools/colcon_check.sh).
+colcon-check: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" tools/colcon_check.sh $(ARGS)
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -44,7 +44,7 @@ import rclpy  # noqa: E402  (after the loopback environment is set)
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics_id.launch_emulation import plan_launch  # noqa: E402
+from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _identified_model import identify_simulated_arm  # noqa: E402
@@ -108,7 +108,7 @@ def baseline_run(seconds: float, model: str) -> dict:
     from robot_dynamics_id.hardware.config import UrInterfaceConfig
     from robot_dynamics_id.hardware.robot_loop import CycleCommand
     from robot_dynamics_id.io.model_file import DynamicModel
-    from robot_dynamics_id.launch_emulation import package_share
+    from robot_dynamics_id.node_launch import package_share
 
     share = package_share() / "config"
     robot = UrInterfaceConfig.from_parameter_files([share / "ur3.yaml", share / "ur3_control.yaml"],

@@ -28,7 +28,7 @@ import rclpy  # noqa: E402
 
 from robot_dynamics_id.io.bag_reader import open_bag  # noqa: E402
 from robot_dynamics_id.io.bag_writer import BagWriter, default_typestore, joint_state  # noqa: E402
-from robot_dynamics_id.launch_emulation import plan_launch  # noqa: E402
+from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 from robot_dynamics_id.nodes.probe import RobotProbe  # noqa: E402
 from robot_dynamics_id.ros_processes import start_node, wait_until  # noqa: E402
 

@@ -27,7 +27,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(reserve_domain_id()))
 
 import rclpy  # noqa: E402  (after the loopback environment is set)
 
-from robot_dynamics_id.launch_emulation import plan_launch  # noqa: E402
+from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 from robot_dynamics_id.nodes.probe import RobotProbe  # noqa: E402
 
 

@@ -2,7 +2,9 @@
 
 Runs the identifier node once (same job as ``rdi identify``) and ends. Arguments:
 ``bag`` (rosbag2 directory or ur_rtde CSV), ``out`` (report folder), ``robot``,
-``validation`` (optional second recording to score the model on).
+``validation`` (optional second recording to score the model on), ``payload_model``
+(an arm model.yaml: identify the payload mounted during ``bag`` instead, writing
+``out/payload.yaml``, the job of ``rdi payload``).
 """
 
 from launch import LaunchDescription
@@ -19,6 +21,8 @@ def generate_launch_description():
         DeclareLaunchArgument("out", default_value="identification", description="report folder"),
         DeclareLaunchArgument("robot", default_value="ur3", description="ur3, ur3e, ur5e, ur10e or a URDF path"),
         DeclareLaunchArgument("validation", default_value="", description="optional recording to validate on"),
+        DeclareLaunchArgument("payload_model", default_value="",
+                              description="arm model.yaml: identify the payload in the bag instead of the arm"),
         Node(
             package="robot_dynamics_id",
             executable="identifier",
@@ -27,6 +31,7 @@ def generate_launch_description():
             parameters=[PathJoinSubstitution([share, "config", "identifier.yaml"]),
                         {"data_path": LaunchConfiguration("bag"), "out_dir": LaunchConfiguration("out"),
                          "robot": LaunchConfiguration("robot"),
-                         "validation_data_path": LaunchConfiguration("validation")}],
+                         "validation_data_path": LaunchConfiguration("validation"),
+                         "payload_model_file": LaunchConfiguration("payload_model")}],
         ),
     ])

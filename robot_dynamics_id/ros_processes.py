@@ -1,7 +1,7 @@
 """Start and stop the package's nodes as separate processes, always on loopback.
 
 Used by the demo and the tests to run nodes the way a launch file would
-(:mod:`robot_dynamics_id.launch_emulation` gives the command lines). Every
+(:mod:`robot_dynamics_id.node_launch` gives the command lines). Every
 process gets :func:`loopback_environment`: DDS discovery stays on 127.0.0.1
 (Fast DDS multicasts to 239.255.0.1 on every interface otherwise), in a DDS
 domain of its own. No rclpy import here.
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from .launch_emulation import NodeLaunch, node_command
+from .node_launch import NodeLaunch, node_command
 
 __all__ = ["NodeProcess", "loopback_environment", "reserve_domain_id", "start_node", "use_loopback_here"]
 

@@ -7,7 +7,11 @@ starts because subprocesses inherit ``os.environ``.
 """
 
 import os
+import sys
 from pathlib import Path
+
+# Test-only helpers live in test/rdi_test_support (never installed): importable as rdi_test_support.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from robot_dynamics_id.ros_processes import reserve_domain_id
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from robot_dynamics_id.commands.params import readme_with_reference
-from robot_dynamics_id.launch_emulation import node_command, plan_launch
+from rdi_test_support.launch_emulation import node_command, plan_launch
 from robot_dynamics_id.ros_processes import loopback_environment
 
 ROOT = Path(__file__).resolve().parent.parent

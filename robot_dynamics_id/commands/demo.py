@@ -102,7 +102,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    from ..launch_emulation import plan_launch
+    from ..node_launch import launch_plan as plan_launch
     from ..nodes.probe import probe_session
     from ..ros_processes import start_node, wait_until
 
@@ -189,7 +189,7 @@ def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: i
     import subprocess
 
     from ..excitation.trajectory import save_trajectory
-    from ..launch_emulation import node_command, plan_launch
+    from ..node_launch import launch_plan as plan_launch, node_command
     from ..sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
 
     say("4/5 identifying the model from the bag (identifier node, physically consistent, with friction, "
@@ -234,7 +234,7 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    from ..launch_emulation import plan_launch
+    from ..node_launch import launch_plan as plan_launch
     from ..nodes.probe import probe_session
     from ..ros_processes import start_node
 

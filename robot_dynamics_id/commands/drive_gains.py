@@ -26,6 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--payload-com", default="0,0,0", help="payload centre of mass in tool0, m (x,y,z)")
     parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path")
     parser.add_argument("--ur-driver-topics", action="store_true", help="bags from the official UR driver")
+    from .identify import add_driver_effort_argument
+
+    add_driver_effort_argument(parser)
     parser.add_argument("--out", help="also write the result as JSON to this file")
 
 
@@ -36,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
     result = run_drive_gains(args.data, args.payload_data, robot=args.robot, payload_mass_kg=args.payload_kg,
                              payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
-                             ur_driver_topics=args.ur_driver_topics)
+                             ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))

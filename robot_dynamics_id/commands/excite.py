@@ -2,11 +2,13 @@
 
     rdi excite plan --robot ur3 --kind fourier --duration 60 --seed 0 --out excitation.yaml
     rdi excite plan --robot ur3 --kind prbs --duration 60 --out prbs.yaml
+    rdi excite plan --robot ur3 --kind payload --out payload_excitation.yaml
     rdi excite check excitation.yaml --robot ur3
 
 ``plan --kind prbs`` builds the schedule of seeds.md P3 (one joint PRBS, the
 others sinusoids, joints in turn); ``plan --kind fourier`` optimises a Fourier
-excitation for the condition number of the base regressor (excitation/optimise.py).
+excitation for the condition number of the base regressor (excitation/optimise.py);
+``plan --kind payload`` a short wrist-only motion for ``rdi payload`` (excitation/payload.py).
 Both are checked before they are written. ``check`` refuses a file that breaks
 a joint limit, the table keep-out or does not start/end at rest, naming the first
 violation, and exits with status 1.
@@ -18,7 +20,7 @@ import argparse
 import sys
 
 COMMAND = "excite"
-HELP = "plan an excitation trajectory (PRBS schedule or optimised Fourier) or check a trajectory file"
+HELP = "plan an excitation trajectory (PRBS schedule, optimised Fourier, payload wrist motion) or check a file"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +30,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     plan = sub.add_parser("plan", help="generate (and for fourier: optimise) an excitation and save it as YAML",
                           description="Generate an excitation trajectory, check it and save it as YAML.")
     plan.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path (default ur3)")
-    plan.add_argument("--kind", choices=("fourier", "prbs"), default="fourier",
-                      help="fourier: optimised Fourier series; prbs: the PRBS + sinusoid schedule of P3")
-    plan.add_argument("--duration", type=float, default=60.0, help="duration, s (default 60)")
+    plan.add_argument("--kind", choices=("fourier", "prbs", "payload"), default="fourier",
+                      help="fourier: optimised Fourier series; prbs: the PRBS + sinusoid schedule of P3; payload: "
+                           "a short optimised wrist motion (arm still) for payload identification (rdi payload)")
+    plan.add_argument("--duration", type=float, default=None,
+                      help="duration, s (default 60; payload: 20)")
     plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     plan.add_argument("--out", required=True, help="output YAML file")
     plan.add_argument("--table-height", type=float, default=0.05,
@@ -49,9 +53,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                          help="fraction of the robot's acceleration limits the optimiser may use (default 0.5)")
     fourier.add_argument("--period", type=float, default=10.0,
                          help="Fourier period, s; must divide --duration (default 10)")
-    fourier.add_argument("--harmonics", type=int, default=5, help="number of harmonics (default 5)")
+    fourier.add_argument("--harmonics", type=int, default=None, help="number of harmonics (default 5; payload: 4)")
     fourier.add_argument("--position-range", type=float, default=1.5707963267948966,
-                         help="each joint stays within the centre (UR home) pose ± this, rad (default pi/2)")
+                         help="each joint stays within the centre (UR home) pose ± this, rad (default pi/2); "
+                              "payload: each wrist joint")
+    fourier.add_argument("--pose", default=None, metavar="Q1,...,Q6",
+                         help="payload: the arm pose the wrist moves about, rad (default 0,-pi/2,pi/2,-pi/2,-pi/2,0: "
+                              "forearm horizontal)")
     fourier.add_argument("--starts", type=int, default=2, help="random starts of the optimiser (default 2)")
     fourier.add_argument("--max-iterations", type=int, default=120, help="SLSQP iterations per start (default 120)")
     prbs = plan.add_argument_group("prbs")
@@ -94,9 +102,15 @@ def _plan(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
     rate = args.rate or robot_rate_hz(robot)
     table = None if args.no_table else args.table_height
+    if args.kind == "payload":
+        return _plan_payload(args, robot, rate, table)
+    duration = 60.0 if args.duration is None else args.duration
+    harmonics = 5 if args.harmonics is None else args.harmonics
+    if args.pose is not None:
+        raise ValueError("--pose is for --kind payload; the Fourier excitation centres on the UR home pose")
     if args.kind == "fourier":
         settings = FourierOptimisationSettings(
-            duration_s=args.duration, period_s=args.period, n_harmonics=args.harmonics,
+            duration_s=duration, period_s=args.period, n_harmonics=harmonics,
             velocity_scale=args.velocity_scale, acceleration_scale=args.acceleration_scale,
             safety_factor=args.safety_factor, table_height_m=table, position_range_rad=args.position_range,
             n_starts=args.starts, max_iterations=args.max_iterations, seed=args.seed)
@@ -110,7 +124,7 @@ def _plan(args: argparse.Namespace) -> int:
         if robot.n_joints != 6:
             raise ValueError("the PRBS schedule's default start pose is the UR home pose; use a 6-joint robot")
         schedule = PrbsSinusoidSchedule(
-            duration_s=args.duration, start_position_rad=UR_HOME_POSITION_RAD, prbs_velocity_rad_s=args.prbs_velocity,
+            duration_s=duration, start_position_rad=UR_HOME_POSITION_RAD, prbs_velocity_rad_s=args.prbs_velocity,
             prbs_acceleration_rad_s2=args.prbs_acceleration, prbs_register_bits=args.prbs_register_bits,
             prbs_clock_s=args.prbs_clock, sinusoid_amplitude_rad=args.amplitude, seed=args.seed)
         trajectory = schedule.to_trajectory(rate_hz=rate, joint_names=robot.joint_names, robot=robot.name)
@@ -124,6 +138,39 @@ def _plan(args: argparse.Namespace) -> int:
     print(f"normalised condition number of the base regressor: {cond:.2f}")
     print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- move there at rest "
           "before streaming")
+    print(f"wrote {path}")
+    return 0
+
+
+def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
+    from ..excitation.checker import ExcitationLimits, check_trajectory
+    from ..excitation.payload import PAYLOAD_ARM_POSE_RAD, PayloadExcitationSettings, plan_payload_excitation
+    from ..excitation.trajectory import save_trajectory
+
+    pose = PAYLOAD_ARM_POSE_RAD
+    if args.pose is not None:
+        try:
+            pose = tuple(float(v) for v in args.pose.replace(" ", "").split(","))
+        except ValueError:
+            raise ValueError(f"--pose {args.pose!r}: give 6 comma-separated joint angles in rad") from None
+    settings = PayloadExcitationSettings(
+        duration_s=20.0 if args.duration is None else args.duration, period_s=args.period,
+        n_harmonics=4 if args.harmonics is None else args.harmonics, pose_rad=pose,
+        wrist_range_rad=args.position_range, velocity_scale=args.velocity_scale,
+        acceleration_scale=args.acceleration_scale, safety_factor=args.safety_factor, table_height_m=table,
+        n_starts=args.starts, max_iterations=args.max_iterations, seed=args.seed)
+    print(f"optimising a {settings.duration_s:g} s wrist excitation for payload identification on {robot.name} "
+          f"({settings.n_starts} starts) ...", flush=True)
+    trajectory = plan_payload_excitation(robot, settings, rate_hz=rate, verbose=True)
+    limits = ExcitationLimits.from_dict(trajectory.limits)
+    report = check_trajectory(trajectory, robot, limits)
+    trajectory.metadata = dict(trajectory.metadata, seed=args.seed)
+    path = save_trajectory(trajectory, args.out, include_samples=True if args.include_samples else None)
+    print(f"checked: {report.summary()}")
+    print(f"normalised condition number of the payload regressor: "
+          f"{trajectory.metadata['payload_condition_number']:.2f}")
+    print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- the arm stays there; "
+          "only the wrist moves. Mount the payload, record, then: rdi payload --model MODEL --data BAG --out FILE")
     print(f"wrote {path}")
     return 0
 
@@ -147,6 +194,13 @@ def _check(args: argparse.Namespace) -> int:
         print(f"REFUSED {args.file} for {robot.name}: {exc}", file=sys.stderr)
         return 1
     print(f"OK {args.file} ({trajectory.kind}) for {robot.name}: {report.summary()}")
+    if (trajectory.metadata or {}).get("purpose") == "payload identification":
+        from ..excitation.payload import payload_condition_number
+
+        cond = payload_condition_number(robot, trajectory.position_rad, trajectory.velocity_rad_s,
+                                        trajectory.acceleration_rad_s2)
+        print(f"normalised condition number of the payload regressor: {cond:.2f}")
+        return 0
     print(f"normalised condition number of the base regressor: {_condition_number(robot, trajectory):.2f}")
     return 0
 

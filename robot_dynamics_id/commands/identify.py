@@ -29,6 +29,14 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
                              "(auto: current if gains are given, else effort, else target moment)")
     parser.add_argument("--ur-driver-topics", action="store_true",
                         help="the bag was recorded from the official UR ROS 2 driver (JointState.effort = current)")
+    add_driver_effort_argument(parser)
+
+
+def add_driver_effort_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--driver-effort", default="check", choices=("check", "current"),
+                        help="with --ur-driver-topics: check from the data that the driver's effort is motor current "
+                             "(not the gravity-compensated torque of new firmware), or 'current' to say it is "
+                             "(driver ran with use_currents_as_efforts: true)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
                            torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
                            method=args.method, ur_driver_topics=args.ur_driver_topics,
-                           validation_path=args.validate, progress=not args.quiet, plots=not args.no_plots)
+                           validation_path=args.validate, progress=not args.quiet, plots=not args.no_plots,
+                           driver_effort=args.driver_effort)
     fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
     print(f"model: {summary['model']}")
     print(f"fit per joint (%): {fits}")

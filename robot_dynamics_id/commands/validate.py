@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     metrics = run_validate(args.model, args.data, out_dir=args.out, torque_source=args.torque_source,
                            drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
-                           ur_driver_topics=args.ur_driver_topics)
+                           ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in metrics["fit_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in metrics["rms_nm"]))
     print(f"wrote {args.out}/metrics.json and {args.out}/predictions.csv")

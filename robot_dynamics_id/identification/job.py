@@ -32,8 +32,13 @@ TORQUE_SOURCES = ("auto", "current", "target_moment", "effort")
 METHODS = ("consistent", "wls", "ols", "irls")
 
 
-def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: bool = False):
-    """Read a bag or a ur_rtde CSV into a :class:`~robot_dynamics_id.io.recording.Recording`."""
+def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: bool = False,
+                   driver_effort: str = "check"):
+    """Read a bag or a ur_rtde CSV into a :class:`~robot_dynamics_id.io.recording.Recording`.
+
+    Bags of UR's RTDE_ROS2_Publisher are recognised by their topics; ``ur_driver_topics``: the official
+    driver's /joint_states, whose effort is checked to be motor current (``driver_effort``: io/ur_driver_bags.py).
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"data {path} does not exist: give a rosbag2 bag directory or a ur_rtde CSV file")
@@ -42,10 +47,9 @@ def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: boo
         from ..io.ur_csv import read_ur_csv
 
         return read_ur_csv(path, joint_names=joint_names)
-    from ..io.bag_reader import BagTopics, read_bag
+    from ..io.ur_driver_bags import read_robot_bag
 
-    topics = BagTopics.ur_driver() if ur_driver_topics else BagTopics()
-    return read_bag(path, joint_names=joint_names, topics=topics)
+    return read_robot_bag(path, robot, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
 
 
 def torque_data(recording, *, torque_source: str = "auto", drive_gains_nm_per_a=None) -> tuple[dict, str]:
@@ -89,7 +93,8 @@ def torque_data(recording, *, torque_source: str = "auto", drive_gains_nm_per_a=
 
 def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torque_source: str = "auto",
                  drive_gains_nm_per_a=None, method: str = "consistent", ur_driver_topics: bool = False,
-                 validation_path: str | Path | None = None, progress: bool = True, plots: bool = True) -> dict:
+                 validation_path: str | Path | None = None, progress: bool = True, plots: bool = True,
+                 driver_effort: str = "check") -> dict:
     """Identify from a file, write the report folder, and return a summary dict."""
     from .pipeline import IdentificationOptions, identify, validate
     from .report import write_report
@@ -98,7 +103,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         raise ValueError(f"method {method!r}: choose one of {', '.join(METHODS)}")
     rm = load_robot(robot)
     t0 = time.perf_counter()
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics)
+    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
     data, label = torque_data(recording, torque_source=torque_source, drive_gains_nm_per_a=drive_gains_nm_per_a)
     options = IdentificationOptions(
         estimator=method, torque_source="effort", progress=progress,
@@ -110,7 +115,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     result = identify(data, rm, options)
     validation = None
     if validation_path is not None:
-        vrec = load_recording(validation_path, robot=rm, ur_driver_topics=ur_driver_topics)
+        vrec = load_recording(validation_path, robot=rm, ur_driver_topics=ur_driver_topics,
+                              driver_effort=driver_effort)
         vdata, _ = torque_data(vrec, torque_source=torque_source, drive_gains_nm_per_a=drive_gains_nm_per_a)
         validation = validate(result.model, vdata, rm, options, cutoff_hz=result.data.cutoff_hz)
     paths = write_report(result, out_dir, robot=rm, validation_metrics=validation, plots=plots)
@@ -131,7 +137,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
                     payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
-                    ur_driver_topics: bool = False) -> dict:
+                    ur_driver_topics: bool = False, driver_effort: str = "check") -> dict:
     """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
     with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
 
@@ -143,7 +149,7 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
     rm = load_robot(robot)
     recordings = []
     for path in (without_payload_path, with_payload_path):
-        rec = load_recording(path, robot=rm, ur_driver_topics=ur_driver_topics)
+        rec = load_recording(path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
         if getattr(rec, "current_a", None) is None:
             raise ValueError(f"{path} holds no motor currents; drive gains need current_a in both recordings")
         recordings.append(rec)
@@ -160,7 +166,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
 
 
 def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str | Path, torque_source: str = "auto",
-                 drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False) -> dict:
+                 drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
+                 driver_effort: str = "check") -> dict:
     """Predict torques of another recording with a model; write metrics.json and predictions.csv (Nm)."""
     from .metrics import torque_metrics
     from .pipeline import IdentificationOptions, predict_preprocessed, prepare
@@ -170,7 +177,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     gains = drive_gains_nm_per_a
     if gains is None and torque_source in ("current", "auto"):
         gains = model.drive_gains_nm_per_a  # the model carries the gains it was identified with
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics)
+    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
     data, label = torque_data(recording, torque_source=torque_source, drive_gains_nm_per_a=gains)
     cutoff = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
     options = IdentificationOptions(torque_source="effort")

@@ -5,6 +5,10 @@ A ROS wrapper around :func:`robot_dynamics_id.identification.job.run_identify`
 file. It publishes its result on ``~/result`` (std_msgs/String, JSON: model path,
 per-joint fit, physical consistency) and exits 0, or logs the error (with the
 fix) and exits 1.
+
+With ``payload_model_file`` set it identifies the payload mounted during the
+recording instead (the job of ``rdi payload``, with that arm model) and writes
+``out_dir/payload.yaml``; it exits 3 when the mass or centre of mass is doubtful.
 """
 
 from __future__ import annotations
@@ -35,7 +39,13 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("method", "string", "consistent", "consistent (physically consistent) | wls | ols | irls"),
     ParameterSpec("ur_driver_topics", "bool", False,
                   "the bag comes from the official UR driver (JointState.effort = motor current)"),
+    ParameterSpec("driver_effort", "string", "check",
+                  "with ur_driver_topics: check (the data must show motor current, not the gravity-compensated "
+                  "torque of new firmware) | current (the driver ran with use_currents_as_efforts: true)"),
     ParameterSpec("validation_data_path", "string", "", "optional second recording to score the model on"),
+    ParameterSpec("payload_model_file", "string", "",
+                  "arm model (model.yaml, identified without the payload): identify the payload mounted during "
+                  "data_path instead of the arm, writing out_dir/payload.yaml (empty: identify the arm)"),
 )
 
 _LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -56,8 +66,10 @@ class IdentifierNode(Node):
             drive_gains_nm_per_a=p["drive_gains_nm_per_a"] or None,
             method=check_choice("method", p["method"], ("consistent", "wls", "ols", "irls")),
             ur_driver_topics=bool(p["ur_driver_topics"]),
+            driver_effort=check_choice("driver_effort", p["driver_effort"], ("check", "current")),
             validation_path=p["validation_data_path"] or None,
         )
+        self._payload_model = p["payload_model_file"]
         self._result_pub = self.create_publisher(String, "~/result", _LATCHED)
         self.exit_code: int | None = None
         threading.Thread(target=self._run, name="identification", daemon=True).start()
@@ -66,6 +78,9 @@ class IdentifierNode(Node):
     def _run(self) -> None:
         from ..identification.job import run_identify
 
+        if self._payload_model:
+            self._run_payload()
+            return
         try:
             summary = run_identify(progress=False, **self._job)
         except (ValueError, FileNotFoundError, RuntimeError) as exc:
@@ -78,6 +93,35 @@ class IdentifierNode(Node):
                                f"consistent: {'yes' if summary['physically_consistent'] else 'NO'}")
         self._result_pub.publish(String(data=json.dumps({"ok": True, **summary})))
         self.exit_code = 0
+
+    def _run_payload(self) -> None:
+        from pathlib import Path
+
+        from ..identification.payload_job import is_doubtful, run_payload
+
+        job = self._job
+        try:
+            estimate, path = run_payload(self._payload_model, job["data_path"],
+                                         out_path=Path(job["out_dir"]) / "payload.yaml",
+                                         torque_source=job["torque_source"],
+                                         drive_gains_nm_per_a=job["drive_gains_nm_per_a"], robot=None,
+                                         ur_driver_topics=job["ur_driver_topics"],
+                                         driver_effort=job["driver_effort"])  # robot: the arm model's
+        except (ValueError, FileNotFoundError, RuntimeError) as exc:
+            self.get_logger().error(f"payload identification failed: {exc}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "error": str(exc)})))
+            self.exit_code = 1
+            return
+        for warning in estimate.warnings:
+            self.get_logger().warning(warning)
+        self.get_logger().info(f"payload written to {path}: {estimate.mass_kg:.3f} kg, CoM "
+                               f"{[round(v, 4) for v in estimate.com_m.tolist()]} m in {estimate.frame}")
+        doubtful = is_doubtful(estimate)
+        self._result_pub.publish(String(data=json.dumps({"ok": not doubtful, "payload": str(path),
+                                                         "mass_kg": estimate.mass_kg,
+                                                         "com_m": estimate.com_m.tolist(),
+                                                         "warnings": list(estimate.warnings)})))
+        self.exit_code = 3 if doubtful else 0
 
     @property
     def done(self) -> bool:

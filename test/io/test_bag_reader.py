@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -19,13 +20,20 @@ from robot_dynamics_id.io.bag_writer import (
 from robot_dynamics_id.robots import JOINT_NAMES
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "data" / "rosbag2_samples"
-# ../shared travels with the repository in CI (shared/README.md); a missing copy is an error, not a skip.
+# ../shared travels with the repository in CI (shared/README.md), where `make test` sets RDI_REQUIRE_SHARED=1:
+# there a missing copy is an error. A colcon workspace has no ../shared: these tests say what they need and skip.
 needs_samples = pytest.mark.usefixtures("shared_samples")
 
 
 @pytest.fixture
 def shared_samples():
-    assert SAMPLES.is_dir(), f"the real rosbag2 sample bags are missing: expected {SAMPLES}"
+    if SAMPLES.is_dir():
+        return
+    message = (f"needs the real rosbag2 sample bags at {SAMPLES} (shared/data/rosbag2_samples beside the "
+               "repository, as in the project's CI)")
+    if os.environ.get("RDI_REQUIRE_SHARED") == "1":
+        pytest.fail(message + "; RDI_REQUIRE_SHARED=1 says they must be there")
+    pytest.skip(message + "; not present in this workspace")
 
 
 def _strings(path: Path, topic: str = "/topic") -> list[str]:

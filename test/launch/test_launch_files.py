@@ -1,7 +1,7 @@
 """The launch files, tested as far as possible without ROS 2 ``launch`` installed.
 
 Each launch file is executed (its generate_launch_description()) through
-robot_dynamics_id.launch_emulation, and what it would start is checked: every
+test/rdi_test_support/launch_emulation.py, and what it would start is checked: every
 executable is a console script of this package, every parameter file exists,
 and every parameter in those files and in the launch overrides is one the node
 declares. The processes themselves are started the same way in
@@ -12,13 +12,15 @@ test/nodes/test_ur_interface.py and test/nodes/test_experiment.py.
 """
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
 import yaml
 
 from robot_dynamics_id.commands.params import NODE_TABLES, node_parameters
-from robot_dynamics_id.launch_emulation import LaunchEmulationError, declared_arguments, node_command, plan_launch
+from rdi_test_support.launch_emulation import LaunchEmulationError, declared_arguments, node_command, plan_launch
+from robot_dynamics_id.node_launch import LAUNCH_PLANS, launch_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -74,6 +76,37 @@ def test_sim_argument_selects_the_backend():
     assert sim.parameter_overrides["backend"] == "sim"
     assert real.parameter_overrides["backend"] == "rtde"
     assert real.parameter_overrides["robot_ip"] == "192.168.1.102"
+
+
+RUNTIME_PLAN_CASES = [
+    ("ur_interface.launch.py", {}),
+    ("ur_interface.launch.py", {"sim": "false", "robot_ip": "192.168.1.102"}),
+    ("experiment.launch.py", {"excitation": "/x/excitation.yaml"}),
+    ("experiment.launch.py", {"excitation": "e.yaml", "bag": "/b", "sim": "false", "move_to_start": "true"}),
+    ("identify.launch.py", {"bag": "/b"}),
+    ("identify.launch.py", {"bag": "/b", "out": "o", "robot": "ur5e", "validation": "/v", "payload_model": "/m.yaml"}),
+    ("control.launch.py", {}),
+    ("control.launch.py", {"sim": "false", "task": "polishing", "model": "/m.yaml", "output_mode": "velocity",
+                           "force_source": "estimated", "connection": "topics"}),
+    ("control.launch.py", {"connection": "topics"}),
+]
+
+
+@pytest.mark.parametrize("launch_file, args", RUNTIME_PLAN_CASES)
+def test_runtime_plans_start_what_the_launch_files_start(launch_file, args):
+    """rdi demo and the benchmarks start nodes from robot_dynamics_id.node_launch (no launch library at run
+    time): the same command lines as the launch files themselves give."""
+    emulated = [node_command(n) for n in plan_launch(launch_file, args)]
+    runtime = [node_command(n) for n in launch_plan(launch_file, args)]
+    assert runtime == emulated
+
+
+def test_every_launch_file_has_a_runtime_plan():
+    assert set(LAUNCH_PLANS) == {p.name for p in LAUNCH_FILES}
+    for path in LAUNCH_FILES:
+        assert set(declared_arguments(path)) == set(inspect.signature(LAUNCH_PLANS[path.name]).parameters), path.name
+    with pytest.raises(ValueError, match="has no launch argument|unexpected keyword"):
+        launch_plan("ur_interface.launch.py", {"simulation": "true"})
 
 
 def test_unknown_launch_argument_is_refused():

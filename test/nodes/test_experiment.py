@@ -21,7 +21,7 @@ from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
 from robot_dynamics_id.excitation.trajectory import save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag
 from robot_dynamics_id.io.bag_writer import default_typestore
-from robot_dynamics_id.launch_emulation import plan_launch
+from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 

@@ -12,8 +12,8 @@ import shutil
 import pytest
 import rclpy
 
-from robot_dynamics_id.launch_emulation import plan_launch
-from robot_dynamics_id.net_trace import destinations, non_loopback_destinations
+from rdi_test_support.launch_emulation import plan_launch
+from rdi_test_support.net_trace import destinations, non_loopback_destinations
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node
 

@@ -15,7 +15,7 @@ import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from robot_dynamics_id.launch_emulation import plan_launch
+from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 from robot_dynamics_id.sim.ur_controller import StandInProcess

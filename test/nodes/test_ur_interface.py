@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import rclpy
 
-from robot_dynamics_id.launch_emulation import plan_launch
+from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 
@@ -122,7 +122,7 @@ def test_bad_configuration_stops_start_up_naming_the_problem(tmp_path, override,
     import sys
     from pathlib import Path
 
-    from robot_dynamics_id.launch_emulation import node_command
+    from rdi_test_support.launch_emulation import node_command
 
     (node,) = plan_launch("ur_interface.launch.py", {"sim": "true"})
     cmd = node_command(node, executable_dir=Path(sys.executable).parent) + ["-p", override]

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 import rclpy
 
-from robot_dynamics_id.launch_emulation import plan_launch
+from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node
 from robot_dynamics_id.sim.ur_controller import StandInProcess

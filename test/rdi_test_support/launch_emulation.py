@@ -1,18 +1,17 @@
-"""Run this package's launch files where ROS 2 ``launch`` is not installed.
+"""Run this package's launch files where ROS 2 ``launch`` is not installed (test-only, never installed).
 
 ``ros2 launch`` imports a Python launch file and calls
 ``generate_launch_description()``. Where ``launch``/``launch_ros`` are missing
 (the PyPI ROS wheels do not carry them), :func:`plan_launch` executes the same
 file against small stand-ins of the classes our launch files use, resolves the
 substitutions for the given launch arguments, and returns the processes the
-launch file describes: executable, node name, parameter files and overrides.
-:func:`node_command` turns one into the command line ``ros2 run`` would use
-(``<executable> --ros-args -r __node:=<name> --params-file <file> -p k:=v``).
+launch file describes (:class:`robot_dynamics_id.node_launch.NodeLaunch`).
 
-The demo and the tests start the package's nodes through this, so they run the
-same executables with the same parameter files as the launch files. Only the
-constructs our launch files use are supported; anything else raises
-:class:`LaunchEmulationError` naming it. On a ROS machine use ``ros2 launch``.
+The tests start the package's nodes through this, so they run the same
+executables with the same parameter files as the launch files, and check that
+the runtime plans of robot_dynamics_id.node_launch (what ``rdi demo`` starts)
+agree. Only the constructs our launch files use are supported; anything else
+raises :class:`LaunchEmulationError` naming it. On a ROS machine use ``ros2 launch``.
 """
 
 from __future__ import annotations
@@ -22,45 +21,16 @@ import contextlib
 import runpy
 import sys
 import types
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from robot_dynamics_id.node_launch import PACKAGE, NodeLaunch, node_command, package_share
 
-__all__ = ["LaunchEmulationError", "NodeLaunch", "node_command", "package_share", "plan_launch"]
-
-PACKAGE = "robot_dynamics_id"
+__all__ = ["LaunchEmulationError", "NodeLaunch", "declared_arguments", "node_command", "package_share", "plan_launch"]
 
 
 class LaunchEmulationError(RuntimeError):
     """The launch file uses something the emulation does not support, or an argument is missing."""
-
-
-def package_share() -> Path:
-    """The package's share directory: the installed one, else the source tree (launch/, config/)."""
-    try:  # an ament install (colcon) has the real share directory
-        from ament_index_python.packages import get_package_share_directory
-
-        share = Path(get_package_share_directory(PACKAGE))
-        if (share / "launch").is_dir():
-            return share
-    except Exception:
-        pass
-    return Path(__file__).resolve().parent.parent
-
-
-@dataclass
-class NodeLaunch:
-    """One node a launch file starts, with every substitution resolved."""
-
-    package: str
-    executable: str
-    name: str
-    parameter_files: list[Path] = field(default_factory=list)
-    parameter_overrides: dict[str, Any] = field(default_factory=dict)
-    remappings: list[tuple[str, str]] = field(default_factory=list)
-    arguments: list[str] = field(default_factory=list)
 
 
 # ---- stand-ins for launch / launch_ros --------------------------------------------------------------
@@ -301,44 +271,3 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
         else:
             raise LaunchEmulationError(f"{path.name}: {type(entity).__name__} is not supported by the emulation")
     return nodes
-
-
-def _yaml_scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
-    if value is None:
-        return "''"
-    return str(value)
-
-
-def _ros_arg_value(value: Any) -> str:
-    """A parameter override as ``-p name:=value`` expects it (YAML syntax)."""
-    if isinstance(value, str):
-        if value == "":
-            return "''"
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            return value
-        # PythonExpression results such as "True" are YAML booleans: normalise their spelling.
-        return _yaml_scalar(parsed) if isinstance(parsed, bool) else value
-    return _yaml_scalar(value)
-
-
-def node_command(node: NodeLaunch, *, executable_dir: str | Path | None = None) -> list[str]:
-    """The command line that starts ``node`` as ``ros2 run``/``ros2 launch`` would."""
-    exe = node.executable if executable_dir is None else str(Path(executable_dir) / node.executable)
-    cmd = [exe, *node.arguments, "--ros-args", "-r", f"__node:={node.name}"]
-    for a, b in node.remappings:
-        cmd += ["-r", f"{a}:={b}"]
-    for f in node.parameter_files:
-        if not f.is_file():
-            raise LaunchEmulationError(f"parameter file {f} named by the launch file does not exist")
-        cmd += ["--params-file", str(f)]
-    for k, v in node.parameter_overrides.items():
-        cmd += ["-p", f"{k}:={_ros_arg_value(v)}"]
-    return cmd

@@ -1,0 +1,32 @@
+"""``rdi export``: write an identified model in another package's form (ur_description)."""
+
+from __future__ import annotations
+
+import argparse
+
+COMMAND = "export"
+HELP = ("write an identified model in ur_description's form: physical_parameters.yaml, a URDF in its frames, "
+        "joint_dynamics.yaml, friction and drive gains")
+
+FORMATS = ("ur_description",)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model.yaml written by rdi identify")
+    parser.add_argument("--format", default="ur_description", choices=FORMATS,
+                        help="ur_description: Universal_Robots_ROS2_Description's physical_parameters.yaml and "
+                             "frames (default)")
+    parser.add_argument("--out", required=True, help="output folder (created; files in it are replaced)")
+    parser.add_argument("--tf-prefix", default="", help="prefix of link and joint names in the URDF, as the UR driver's")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..io.ur_description import export_ur_description
+
+    paths = export_ur_description(args.model, args.out, tf_prefix=args.tf_prefix)
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    print("with ur_description: xacro ur.urdf.xacro ur_type:=<type> name:=ur "
+          f"physical_params:={paths['physical_parameters'].resolve()}  (or copy it over "
+          "config/<ur_type>/physical_parameters.yaml)")
+    return 0

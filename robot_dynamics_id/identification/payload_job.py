@@ -1,0 +1,88 @@
+"""Payload identification as a job on files: what ``rdi payload`` and the identifier node's payload mode run.
+
+Reads the identified arm model (model.yaml, identified *without* the payload)
+and a recording with the payload mounted (bag or ur_rtde CSV), identifies the
+payload (identification/payload.py) and writes ``payload.yaml``.
+
+The torque rule: the payload is what the arm model does not explain, so the
+torque must be measured as the arm model's was. ``torque_source='auto'`` takes
+the arm model's source from its provenance (motor current x the model's drive
+gains, or a torque topic); another explicit source is refused. RTDE's target
+moment is refused: it is the controller's model torque *with the payload set on
+the pendant*, so it can only echo that setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..io.model_file import DynamicModel, plain_for_yaml
+from ..robots.model import load_robot
+from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
+
+__all__ = ["arm_torque_source", "run_payload"]
+
+#: Warnings that make a payload estimate doubtful (rdi payload then exits 3); others are advice.
+DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain")
+
+
+def arm_torque_source(model: DynamicModel) -> str | None:
+    """The torque source an identified model was fitted to ('current', 'effort', 'target_moment'), from
+    its provenance; None when the file does not say."""
+    label = str((model.provenance or {}).get("torque", "")).strip().lower()
+    for prefix, source in (("motor current", "current"), ("joint effort", "effort"), ("target moment", "target_moment")):
+        if label.startswith(prefix):
+            return source
+    return None
+
+
+def _torque_source(model: DynamicModel, requested: str) -> str:
+    arm = arm_torque_source(model)
+    if requested == "target_moment" or (requested == "auto" and arm == "target_moment"):
+        raise PayloadIdentificationError(
+            "torque source target_moment cannot identify a payload: RTDE's target moment is the controller's model "
+            "torque with the payload set on the pendant, so it only echoes that setting. Record motor currents "
+            "(identify the arm with --torque-source current) or a measured joint torque")
+    if requested == "auto":
+        return arm or "auto"
+    if arm is not None and requested != arm:
+        raise PayloadIdentificationError(
+            f"the arm model was identified from the {arm} torque source, the payload data would use {requested}: "
+            "the payload is what the arm model does not explain, so both must measure torque the same way. Use "
+            f"--torque-source {arm} (or auto)")
+    return requested
+
+
+def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str | Path, torque_source: str = "auto",
+                drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
+                driver_effort: str = "check") -> tuple[PayloadEstimate, Path]:
+    """Identify the payload of a recording with the arm model; write ``out_path`` (payload.yaml)."""
+    from .job import load_recording, torque_data
+
+    model = DynamicModel.load(model_path)
+    rm = load_robot(robot or model.robot)
+    source = _torque_source(model, torque_source)
+    gains = model.drive_gains_nm_per_a if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float)
+    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
+    data, label = torque_data(recording, torque_source=source, drive_gains_nm_per_a=gains)
+    estimate = identify_payload(data, model, rm, provenance={
+        "arm_model": str(Path(model_path).resolve()), "data": str(Path(data_path).resolve()), "torque": label,
+        "robot": str(robot or model.robot), "duration_s": float(recording.duration_s),
+        "reader_warnings": list(getattr(recording, "warnings", ()) or ())})
+    out = Path(out_path)
+    if out.is_dir():
+        out = out / "payload.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("# Payload identified by robot_dynamics_id (rdi payload); frame: tool0 (flange), SI units\n"
+                   + yaml.safe_dump(plain_for_yaml(estimate.to_dict()), sort_keys=False))
+    tmp.replace(out)
+    return estimate, out
+
+
+def is_doubtful(estimate: PayloadEstimate) -> bool:
+    """Mass or centre of mass not determined by the data (the inertia alone is advice, not doubt)."""
+    return any(w.startswith(DOUBTFUL) for w in estimate.warnings)
