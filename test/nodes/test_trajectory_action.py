@@ -56,7 +56,7 @@ def test_follow_joint_trajectory_goal_runs_to_success_on_the_simulated_arm(tmp_p
     from rclpy.action import ActionClient
     from trajectory_msgs.msg import JointTrajectoryPoint
 
-    from robot_dynamics_id.launch_emulation import plan_launch
+    from rdi_test_support.launch_emulation import plan_launch
     from robot_dynamics_id.nodes._trajectory_action import ACTION_NAME
     from robot_dynamics_id.ros_processes import loopback_environment, start_node, use_loopback_here
 
