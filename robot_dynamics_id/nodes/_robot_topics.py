@@ -62,6 +62,7 @@ class RobotStateTopics:
         self._names = list(config.joint_names)
         self._samples: collections.deque = collections.deque(maxlen=backlog)
         self._wake = threading.Event()
+        self._idle = True  # the publisher thread is (about to be) waiting for samples
         self._clock_offset_s: float | None = None
         self._joint_pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
         self._current_pub = node.create_publisher(JointState, "/motor_currents", STATE_QOS)
@@ -90,7 +91,8 @@ class RobotStateTopics:
                     self._node.get_logger().error(f"publishing a sample failed: {exc}")
             return
         self._samples.append(state)
-        self._wake.set()
+        if self._idle:  # wake the publisher only when it sleeps: Event.set costs a lock round trip per call
+            self._wake.set()
 
     def on_command(self, state: RobotState, kind: str, values, reference_rad=None) -> None:
         """Queue the command the loop sent in ``state``'s cycle (robot loop thread; never blocks)."""
@@ -103,7 +105,8 @@ class RobotStateTopics:
                     self._node.get_logger().error(f"publishing a command failed: {exc}")
             return
         self._samples.append(item)
-        self._wake.set()
+        if self._idle:
+            self._wake.set()
 
     def close(self, drain_timeout_s: float = 2.0) -> None:
         """Publish what is queued (up to the timeout) and end the publisher thread."""
@@ -117,7 +120,12 @@ class RobotStateTopics:
 
     def _publish_samples(self) -> None:
         while self._publishing:
-            self._wake.wait(0.1)
+            # Announce the sleep before looking at the queue: a sample appended after the look sees _idle
+            # and wakes us; one appended before it is seen by the look.
+            self._idle = True
+            if not self._samples:
+                self._wake.wait(0.1)
+            self._idle = False
             self._wake.clear()
             while self._samples:
                 item = self._samples.popleft()
