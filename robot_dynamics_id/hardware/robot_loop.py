@@ -155,8 +155,9 @@ class RobotLoop:
         """Stop the arm, end the loop and disconnect. Safe to call more than once."""
         self._stop_event.set()
         abort = getattr(self.backend, "abort", None)
-        if abort is not None and self._status.state == LoopState.CONNECTING:
-            abort()  # a connection attempt in progress may block for many seconds
+        if abort is not None:
+            # A connection attempt in progress (the first, or a reconnection after a fault) gives up at once.
+            abort()
         if self._thread is not None:
             self._thread.join(timeout_s)
         self._set_status(state=LoopState.STOPPED)
