@@ -177,11 +177,12 @@ class RobotLoop:
             )
         return self._submit("torque", torque_nm, None)
 
-    def request_stop(self, reason: str = "stop requested") -> None:
-        """Bring the arm to rest and drop any pending command."""
+    def request_stop(self, reason: str = "stop requested", *, report: bool = True) -> None:
+        """Bring the arm to rest and drop any pending command; ``report``: emit ``reason`` as an info event."""
         with self._lock:
             self._slot = _CommandSlot("stop", np.zeros(0), None, self._clock())
-        self._emit("info", reason)
+        if report:
+            self._emit("info", reason)
 
     def _submit(self, kind: str, values, acceleration) -> GuardedCommand:
         latest = self._latest
@@ -196,10 +197,11 @@ class RobotLoop:
             else:
                 guarded = self.guard.guard_torque(values, q_rad=latest.q_rad, qd_rad_s=latest.qd_rad_s)
         except CommandRejected as exc:
-            # A refused command also stops the arm: the sender is misbehaving.
+            # A refused command also stops the arm: the sender is misbehaving. The caller reports it (one
+            # line per refusal, not two; a flood of bad commands is throttled there).
             self._count_rejection()
-            self.request_stop(f"command refused, arm stopped: {exc.reason}")
-            raise
+            self.request_stop(f"command refused, arm stopped: {exc.reason}", report=False)
+            raise CommandRejected(f"{exc.reason}; arm stopped") from None
         now = self._clock()
         with self._lock:
             self._slot = _CommandSlot(kind, np.asarray(values, float).copy(), acceleration, now)

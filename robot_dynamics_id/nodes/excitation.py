@@ -48,7 +48,7 @@ from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ..robots.model import load_robot
 from ._ros_params import declare_parameters
-from ._run import run_node
+from ._run import EXIT_CANCELLED, run_node
 from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
 
 __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
@@ -99,8 +99,6 @@ _STALE_STATE_S = 1.0
 _MONITOR_PERIOD_S = 0.01
 #: largest interpolation error accepted for the points sent (rad)
 _MAX_INTERPOLATION_ERROR_RAD = 1e-4
-#: exit code of a run cancelled before the end
-EXIT_CANCELLED = 6
 _INACTIVE_CONTROLLER_HINT = (
     ". Is the trajectory controller active? With the UR driver: ros2 control switch_controllers --activate "
     "scaled_joint_trajectory_controller --deactivate forward_velocity_controller; and check the speed scaling "
@@ -285,6 +283,7 @@ class ExcitationNode(Node):
     def _stream(self) -> None:
         try:
             if not self._wait_for_start():
+                self.exit_code = EXIT_CANCELLED  # cancelled before it started
                 return
         except (SubscriberWaitError, ParameterError) as exc:
             self.exit_code = 2 if isinstance(exc, ParameterError) else 4
@@ -306,6 +305,8 @@ class ExcitationNode(Node):
                                       velocity_limit_rad_s=self._approach_limits[0],
                                       acceleration_limit_rad_s2=self._approach_limits[1], rate_hz=self.rate_hz)
             if not self._run_stage(approach, "approach", ramp_s=0.0):
+                if self._cancel.is_set() and self.exit_code == 0:
+                    self.exit_code = EXIT_CANCELLED
                 return
         self.get_logger().info("excitation started")
         if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
@@ -451,6 +452,12 @@ class ExcitationNode(Node):
 
     def stop_finished(self) -> bool:
         return self._finished.is_set()
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """After a signal: the run's own code (0 if it had finished, 6 cancelled, 4/5 failed); 6 if the
+        stop did not finish in time."""
+        return self.exit_code if self._finished.is_set() else EXIT_CANCELLED
 
     def shutdown(self) -> None:
         """Cancel (the arm slows down along the path) and wait for it, before the process ends."""

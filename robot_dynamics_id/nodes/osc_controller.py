@@ -31,6 +31,11 @@ Two ways to reach the robot (``robot_connection``):
 
 Any error stops the controller (zero torque / a speedJ stop) and it stays
 stopped; so does any robot fault (protective stop, disconnection).
+
+Exit codes: 0 a timed polishing task finished, or an untimed task ended by
+Ctrl-C/SIGTERM; 1 the controller stopped on an error or a robot fault; 2
+configuration (e.g. a model identified for another robot); 6 a timed task
+stopped by a signal before its end.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from ..parameters import ParameterError, ParameterSpec, check_choice, check_posi
 from ..robot_state import RobotState
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
+from ._run import EXIT_CANCELLED, freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
 
@@ -569,6 +574,28 @@ class OscControllerNode(Node):
     @property
     def exit_code(self) -> int:
         return 0 if self._stopped_reason == "polishing finished" else 1
+
+    # ---- stop on a signal (run_node) ------------------------------------------------------------------
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: stop the law (the arm comes to rest, as on any stop) and remember how the task stood."""
+        self._reason_at_signal = self._stopped_reason
+        self._signalled = True
+        self._stop("stopped by a signal", error=False)
+
+    def stop_finished(self) -> bool:
+        return True  # the stop is a command of the next robot cycle; shutdown() then stops the loop
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """0 for an untimed task (it runs until stopped) or one that had finished; 6 for a timed polishing task
+        cut short; 1 if the controller had already stopped on an error."""
+        if not getattr(self, "_signalled", False):
+            return EXIT_CANCELLED
+        reason = self._reason_at_signal
+        if reason is None:
+            timed = self.task_kind == "polishing" and float(self._p["polishing_duration_s"]) > 0
+            return EXIT_CANCELLED if timed else 0
+        return 0 if reason == "polishing finished" else 1
 
     def shutdown(self) -> None:
         """Stop the control loop and leave the arm at rest."""
