@@ -46,7 +46,7 @@ from ..excitation.monitor import TrajectoryMonitor
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, run_node
 from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
@@ -132,6 +132,7 @@ class ExcitationNode(Node):
             trajectory = load_trajectory(p["trajectory_file"])
         except (TrajectoryFileError, FileNotFoundError, ValueError) as exc:
             raise ParameterError(f"parameter 'trajectory_file': {exc}") from None
+        planned_for = self._check_planned_robot(trajectory.robot, p["robot"], p["trajectory_file"])
         self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
         limits = ExcitationLimits.from_robot(robot, table_height_m=float(p["table_height_m"]))
         try:
@@ -181,9 +182,23 @@ class ExcitationNode(Node):
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
-        self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, "
+        self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, {planned_for}, "
                                f"checked against {robot.name} limits; {self._interface} interface on "
                                f"{self._command_pub.topic_name}; waiting for /joint_states")
+
+    def _check_planned_robot(self, planned: str | None, robot: str, path: str) -> str:
+        """Refuse a trajectory planned for another robot (its limits, dynamics and workspace differ); a file that
+        does not say (older, or written by hand) is run with a warning."""
+        if planned is None:
+            self.get_logger().warning(f"trajectory {path} does not say which robot it was planned for (an older or "
+                                      f"hand-written file): only checked against the {robot} limits; add "
+                                      f"'robot: {robot}' to it once you know it was planned for this arm")
+            return "planned for an unnamed robot"
+        if not same_robot(planned, robot):
+            raise ParameterError(f"trajectory {path} was planned for {planned}, but parameter 'robot' is {robot}: "
+                                 f"plan one for this arm (rdi excite plan --robot {robot}) or set robot:={planned} "
+                                 "if that is the arm")
+        return f"planned for {planned}"
 
     # ---- callbacks ----------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:

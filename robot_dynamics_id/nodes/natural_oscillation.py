@@ -38,7 +38,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from ..parameters import ParameterError, ParameterSpec, check_positive, check_vector
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, run_node
 
@@ -182,9 +182,13 @@ class NaturalOscillationNode(Node):
             if not p[name]:
                 return controller_model(self._robot.description.name)
             try:
-                return DynamicModel.load(p[name])
+                loaded = DynamicModel.load(p[name])
             except (ModelFileError, FileNotFoundError, OSError) as exc:
                 raise ParameterError(f"parameter {name!r}: {exc}") from None
+            if not same_robot(loaded.robot, p["robot"]):
+                raise ParameterError(f"parameter {name!r}: {p[name]} is a model of {loaded.robot}, but parameter "
+                                     f"'robot' is {p['robot']}: give a model of this arm, or set robot:={loaded.robot}")
+            return loaded
 
         self._prior = model("model_file")
         self._robot_gravity = model("robot_gravity_model_file")
