@@ -129,6 +129,7 @@ class RobotLoop:
         self._backoff = tuple(reconnect_backoff_s) or (1.0,)
         self._clock = clock
         self._lock = threading.Lock()
+        self._status_lock = threading.Lock()
         self._slot: _CommandSlot | None = None
         self._active: _CommandSlot | None = None
         self._latest: RobotState | None = None
@@ -209,7 +210,8 @@ class RobotLoop:
         return guarded
 
     def _count_rejection(self) -> None:
-        self._set_status(rejected_commands=self._status.rejected_commands + 1)
+        with self._status_lock:
+            self._status = replace(self._status, rejected_commands=self._status.rejected_commands + 1)
 
     # ---- observation (any thread) -------------------------------------------------------------------
     @property
@@ -253,7 +255,10 @@ class RobotLoop:
                 pass
 
     def _set_status(self, **changes) -> None:
-        self._status = replace(self._status, **changes)
+        # The loop thread and the command callbacks both update the status: without the lock one of two
+        # concurrent updates was lost (a refusal counted by a callback, overwritten by the cycle's update).
+        with self._status_lock:
+            self._status = replace(self._status, **changes)
 
     def _stop_arm_quietly(self) -> None:
         try:

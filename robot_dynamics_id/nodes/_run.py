@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - a future rclpy that moves it
 
 from ..parameters import ParameterError
 
-__all__ = ["EXIT_CANCELLED", "freeze_startup_objects", "make_executor", "raise_python_threads_priority", "run_node"]
+__all__ = ["EXIT_CANCELLED", "flush_publishers", "freeze_startup_objects", "make_executor", "raise_python_threads_priority", "run_node"]
 
 #: SCHED_FIFO priority of a real-time node's other Python threads: below its robot loop, above ordinary processes
 PYTHON_THREADS_PRIORITY = 1
@@ -77,6 +77,25 @@ def make_executor(events: bool = True):
 
 #: exit code of a job node (one with ``done``) stopped by a signal before its job finished
 EXIT_CANCELLED = 6
+
+
+def flush_publishers(publishers, timeout_s: float = 0.5) -> bool:
+    """Wait (at most ``timeout_s`` in all) until every reliable subscriber acknowledged what was published.
+
+    A node's last messages (the excitation's final zero velocity, ur_interface's last joint states) are
+    otherwise lost when the process exits right after publishing them: DDS drops what is not yet
+    acknowledged when the writer goes. True if all were acknowledged in time."""
+    from rclpy.duration import Duration
+
+    deadline = time.monotonic() + timeout_s
+    acknowledged = True
+    for publisher in publishers:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            acknowledged = publisher.wait_for_all_acked(Duration(nanoseconds=int(remaining * 1e9))) and acknowledged
+        except Exception:  # the context is already gone: nothing more can be delivered
+            return False
+    return acknowledged
 
 
 def run_node(node_factory, args=None, *, name: str = "node") -> int:
@@ -153,7 +172,10 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if node is not None:
-            if interrupted and executor is not None and hasattr(node, "begin_stop"):
+            if interrupted and hasattr(node, "begin_stop"):
+                if executor is None:  # the signal came between the constructor and the first spin
+                    executor = make_executor(events=bool(getattr(node, "events_executor", False)))
+                    executor.add_node(node)
                 _spin_until_stopped(node, executor)
             node.shutdown()
             if interrupted:

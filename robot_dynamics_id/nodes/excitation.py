@@ -48,7 +48,7 @@ from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
-from ._run import EXIT_CANCELLED, run_node
+from ._run import EXIT_CANCELLED, flush_publishers, run_node
 from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
 
 __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
@@ -166,6 +166,9 @@ class ExcitationNode(Node):
         self._robot_time_s = 0.0
         self._received_s = 0.0
         self._q_lock = threading.Lock()
+        self._rate_mark: tuple[float, float] | None = None  # (wall s, robot s)
+        self._robot_rate = 1.0
+        self._halted = False  # shutdown: nothing more is published from the streaming thread
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self.exit_code = 0
@@ -214,8 +217,13 @@ class ExcitationNode(Node):
         with self._q_lock:
             self._q = q
             self._robot_time_s = t
-            self._received_s = time.monotonic()
+            self._received_s = now = time.monotonic()
             monitor = self._monitor
+        # robot seconds per wall second (a simulator on a loaded machine runs slow): bounds the stop's wait
+        if self._rate_mark is None or now - self._rate_mark[0] >= 0.5:
+            if self._rate_mark is not None:
+                self._robot_rate = (t - self._rate_mark[1]) / (now - self._rate_mark[0])
+            self._rate_mark = (now, t)
         if monitor is not None and t >= self._next_check_s:
             self._next_check_s = t + _MONITOR_PERIOD_S
             self._verdict = monitor.update(t, q)
@@ -259,6 +267,8 @@ class ExcitationNode(Node):
             self._finished.set()
 
     def _send(self, velocity: np.ndarray) -> None:
+        if self._halted:
+            return
         if self._interface == "trajectory":  # stop: an empty trajectory
             self._command_pub.publish(JointTrajectoryMsg(joint_names=self._names))
         else:
@@ -469,6 +479,11 @@ class ExcitationNode(Node):
         return self._finished.is_set()
 
     @property
+    def stop_timeout_s(self) -> float:
+        """How long run_node waits for the ramp: ramp_s of robot time at the rate the robot's clock runs."""
+        return 2.0 + self.streamer.ramp_s / max(0.1, min(1.0, self._robot_rate))
+
+    @property
     def exit_code_when_interrupted(self) -> int:
         """After a signal: the run's own code (0 if it had finished, 6 cancelled, 4/5 failed); 6 if the
         stop did not finish in time."""
@@ -479,7 +494,9 @@ class ExcitationNode(Node):
         self._cancel.set()
         self._thread.join(4.0)
         if self._interface == "velocity":
-            self._send(np.zeros(len(self._names)))
+            self._halted = True  # a thread that did not end in time must not override the stop below
+            self._command_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+        flush_publishers((self._command_pub, self._progress_pub))  # the stop reaches the robot before we exit
 
 
 def main(args=None) -> int:

@@ -40,7 +40,7 @@ from std_msgs.msg import Float64MultiArray, String
 from ..parameters import ParameterError, ParameterSpec, check_positive, check_vector
 from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
-from ._run import EXIT_CANCELLED, run_node
+from ._run import EXIT_CANCELLED, flush_publishers, run_node
 
 __all__ = ["NATURAL_OSCILLATION_PARAMETERS", "NaturalOscillationNode", "main"]
 
@@ -159,7 +159,7 @@ class NaturalOscillationNode(Node):
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
         self._thread.start()
         what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
-        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; waiting for /joint_states")
+        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; preparing the models")
 
     # ---- configuration --------------------------------------------------------------------------
     def _setup(self, p: dict) -> None:
@@ -298,8 +298,14 @@ class NaturalOscillationNode(Node):
             self._upright[active], np.array([0.0, self._push]), window_steps=int(round(self._window_s * self.rate_hz)),
             max_excursion_rad=self._excursion, stop_after_periods=self._periods,
             plant_gravity_compensation=arm.gravity_compensation(self._robot_gravity.robot_model().model))
-        if self.latest.take_new(30.0) is None:
-            raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
+        self.get_logger().info("waiting for /joint_states")
+        waited_s = 0.0
+        while self.latest.take_new(0.1) is None:  # short waits: a signal must not wait 30 s
+            waited_s += 0.1
+            if self.cancelled.is_set():
+                raise _Cancelled
+            if waited_s >= 30.0:
+                raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
         law = _FactorRecorder(law)
 
         def report(summary: dict) -> None:
@@ -353,6 +359,7 @@ class NaturalOscillationNode(Node):
             self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
         except Exception:
             pass
+        flush_publishers((self.velocity_pub, self.effort_pub, self._progress_pub))
 
 
 class _FactorRecorder:

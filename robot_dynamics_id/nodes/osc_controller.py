@@ -61,7 +61,7 @@ from ..robots.model import same_robot
 from ._osc_parameters import AXES, OSC_CONTROLLER_PARAMETERS, direct_robot_config
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import EXIT_CANCELLED, freeze_startup_objects, raise_python_threads_priority, run_node
+from ._run import EXIT_CANCELLED, flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
 
@@ -538,6 +538,8 @@ class OscControllerNode(Node):
             self._robot_topics.close()
         if self._thread is not None:
             self._thread.join(1.0)
+        publishers = [self._state_pub] + ([self._command_pub, self._stop_pub] if self._robot_loop is None else [])
+        flush_publishers(publishers)  # the stop commands and the final state reach their subscribers
 
 
 def main(args=None) -> int:

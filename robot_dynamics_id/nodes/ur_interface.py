@@ -258,7 +258,9 @@ class UrInterfaceNode(Node):
         """Ctrl-C/SIGTERM: a running trajectory slows down along its path (as a cancel does); a velocity or
         torque command stream is ended with a stop at the guard's deceleration. run_node then waits for
         :meth:`stop_finished` before :meth:`shutdown` disconnects."""
-        self.stop_timeout_s = self.tracker.ramp_s + 1.5
+        # the ramp takes ramp_s of robot time; a simulated robot on a loaded machine runs slower than the wall
+        rate = self._real_time_factor or 1.0
+        self.stop_timeout_s = 1.5 + self.tracker.ramp_s / max(0.1, min(1.0, rate))
         if self.tracker.status.active:
             self.get_logger().warning("stop requested (signal): the running trajectory stops along its path")
             self.tracker.cancel("ur_interface is shutting down (signal): stopping along the path")
@@ -279,6 +281,10 @@ class UrInterfaceNode(Node):
         self.tracker.abort("ur_interface is shutting down")
         self.loop.stop()
         self._topics.close()
+        try:  # how the last trajectory ended (cancelled along its path by a signal, or aborted here)
+            self._publish_trajectory_status()
+        except Exception:  # the context may already be shut down
+            pass
 
 
 def main(args=None) -> int:
