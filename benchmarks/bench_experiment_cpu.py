@@ -72,7 +72,7 @@ def largest_gap_ms(bag: Path) -> float:
     return float(np.max(np.diff(stamps)) * 1e3) if len(stamps) > 1 else float("nan")
 
 
-def one_run(config: str, excitation: Path, out: Path, probe: RobotProbe) -> dict:
+def one_run(config: str, excitation: Path, start_q, out: Path, probe: RobotProbe) -> dict:
     interface_kind, executor = CONFIGS[config]
     env = loopback_environment(base=dict(ENV))
     if executor == "single":
@@ -82,8 +82,12 @@ def one_run(config: str, excitation: Path, out: Path, probe: RobotProbe) -> dict
     extra = ["-p", f"command_interface:={interface_kind}"]
     if interface_kind == "velocity":  # the streaming path needs wave 1's tolerances to finish at all when loaded
         extra += ["-p", "max_position_error_rad:=1.0"]
-    interface = start_node(nodes["ur_interface"], log_dir=out, env=env,
-                           extra_ros_args=["-p", "watchdog_s:=0.1"] if interface_kind == "velocity" else None)
+    # the simulated arm starts at the excitation's start pose: only the excitation itself is measured
+    start = "[" + ", ".join(f"{v!r}" for v in start_q) + "]"
+    interface_args = ["-p", f"sim_initial_q_rad:={start}"]
+    if interface_kind == "velocity":
+        interface_args += ["-p", "watchdog_s:=0.1"]
+    interface = start_node(nodes["ur_interface"], log_dir=out, env=env, extra_ros_args=interface_args)
     logger = start_node(nodes["torque_logger"], log_dir=out, env=env)
     for messages in probe.messages.values():
         messages.clear()
@@ -144,18 +148,19 @@ def main() -> int:
           f"{np.abs(trajectory.velocity_rad_s).max():.2f} rad/s; {args.runs} runs per configuration, interleaved; "
           f"{args.hogs} CPU hog(s); {os.cpu_count()} cores")
     rclpy.init()
-    probe = RobotProbe(name="bench_experiment_probe")
+    probe = RobotProbe(name="bench_experiment_probe", record_joint_states=False)
     probe.messages = {"progress": [], "trajectory": []}
     for key, topic in (("progress", "/excitation/progress"), ("trajectory", "/ur_interface/trajectory_status")):
         probe.create_subscription(String, topic, lambda m, key=key: probe.messages[key].append(json.loads(m.data)),
                                   QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
-    probe.spin_in_background()
+    probe.spin_in_background(events=True)  # every subscription exists already
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
     results: dict[str, list[dict]] = {c: [] for c in configs}
     try:
         for k in range(args.runs):
             for config in configs:
-                r = one_run(config, excitation, tmp / f"{config.replace('/', '_')}_{k}", probe)
+                r = one_run(config, excitation, trajectory.start_position_rad, tmp / f"{config.replace('/', '_')}_{k}",
+                            probe)
                 results[config].append(r)
                 cpu = r.get("cpu", {})
                 print(f"  run {k + 1} {config:18s} ok={r.get('ok')} total {cpu.get('total', float('nan')):.3f} "

@@ -159,7 +159,7 @@ class NaturalOscillationNode(Node):
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
         self._thread.start()
         what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
-        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; preparing the models")
+        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}")
 
     # ---- configuration --------------------------------------------------------------------------
     def _setup(self, p: dict) -> None:

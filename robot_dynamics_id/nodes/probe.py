@@ -13,7 +13,6 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -46,6 +45,7 @@ class RobotProbe(Node):
                                                 _RELIABLE_1)
         self._executor = None
         self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
 
     # ---- recording --------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -114,32 +114,46 @@ class RobotProbe(Node):
         return self.wait_for(ready, timeout_s)
 
     # ---- spinning ---------------------------------------------------------------------------------------
-    def spin_in_background(self) -> None:
-        # Not the EventsExecutor: callers create subscriptions on the probe from their own thread while it
-        # spins, and rclpy's EventsExecutor deadlocks in wake() then (Kilted 9.1.2, reproduced here).
-        self._executor = SingleThreadedExecutor()
+    def spin_in_background(self, *, events: bool = False) -> None:
+        """Spin in a thread. ``events``: rclpy's EventsExecutor (keeps up with 500 Hz streams on a loaded
+        machine), only when every subscription and publisher exists already: rclpy's EventsExecutor deadlocks
+        in wake() when another thread creates one while it spins (Kilted 9.1.2, reproduced here)."""
+        from ._run import make_executor
+
+        self._executor = make_executor(events=events)
         self._executor.add_node(self)
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
+        # spin_once in a loop, not spin(): the EventsExecutor's shutdown() from another thread waits forever
+        # for a spin() in progress (Kilted 9.1.2, reproduced here); the loop ends on close() or rclpy shutdown.
         try:
-            self._executor.spin()
+            while not self._closing.is_set() and rclpy.ok():
+                self._executor.spin_once(timeout_sec=0.1)
         except Exception:  # context shut down
             pass
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(timeout_sec=2.0)
+        self._closing.set()
         if self._thread is not None:
             self._thread.join(2.0)
+        if self._executor is not None:
+            self._executor.shutdown(timeout_sec=2.0)
         self.destroy_node()
 
 
-def probe_session(**kwargs) -> RobotProbe:
-    """rclpy.init (if needed) + a probe spinning in the background."""
+def probe_session(*, setup=None, **kwargs) -> RobotProbe:
+    """rclpy.init (if needed) + a probe spinning in the background.
+
+    ``setup(probe)``, if given, creates the caller's own subscriptions and publishers first; the probe then
+    spins with the EventsExecutor (see :meth:`RobotProbe.spin_in_background`), and nothing may be created on
+    it afterwards. Without ``setup`` it spins with the SingleThreadedExecutor, and callers may add entities.
+    """
     if not rclpy.ok():
         rclpy.init()
     probe = RobotProbe(**kwargs)
-    probe.spin_in_background()
+    if setup is not None:
+        setup(probe)
+    probe.spin_in_background(events=setup is not None)
     return probe

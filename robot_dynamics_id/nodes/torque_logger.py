@@ -32,6 +32,9 @@ __all__ = ["TORQUE_LOGGER_PARAMETERS", "TorqueLoggerNode", "main"]
 
 #: Types of this package's topics: these are subscribed at once, before any publisher exists,
 #: so their first messages are not lost while discovery finds the publisher.
+#: seconds of draining after Ctrl-C/SIGTERM (see TorqueLoggerNode.begin_stop)
+STOP_DRAIN_S = 0.5
+
 KNOWN_TYPES = {
     "/joint_states": "sensor_msgs/msg/JointState",
     "/motor_currents": "sensor_msgs/msg/JointState",
@@ -191,6 +194,20 @@ class TorqueLoggerNode(Node):
         waiting = [t for t in self._wanted if t not in self._subscribed]
         extra = f"; waiting for {waiting}" if waiting else ""
         self.get_logger().info(f"recorded {counts}{extra}")
+
+    # ---- Ctrl-C / SIGTERM (run_node) ------------------------------------------------------------------------
+    #: a recorder stopped by a signal has done its job
+    exit_code = 0
+    #: after a signal, keep taking what DDS has already delivered for this long before closing the bag: a
+    #: recorder that fell behind on a loaded machine would otherwise drop the tail of the run
+    stop_timeout_s = STOP_DRAIN_S
+
+    def begin_stop(self) -> None:
+        self._stop_at = time.monotonic()
+        self.get_logger().info(f"stopping: taking what is already queued for {STOP_DRAIN_S} s, then closing the bag")
+
+    def stop_finished(self) -> bool:
+        return time.monotonic() - self._stop_at >= STOP_DRAIN_S
 
     def shutdown(self) -> None:
         """Finish the bag (metadata.yaml)."""

@@ -18,6 +18,8 @@ Subscribes
                                              robot loop on the robot's clock (hardware/trajectory_tracking.py);
                                              a message without points stops along the path (as the UR driver)
   ~/speed_scaling                            std_msgs/Float64, 0..1: slows trajectory time (the pendant slider)
+Serves (where control_msgs is installed: a ROS machine)
+  /scaled_joint_trajectory_controller/follow_joint_trajectory  control_msgs/FollowJointTrajectory, same tracker
   /forward_velocity_controller/commands      std_msgs/Float64MultiArray, rad/s, configured joint order
   /forward_effort_controller/commands        std_msgs/Float64MultiArray, Nm, configured joint order
                                              (both refused while a trajectory runs: one controller at a time)
@@ -48,6 +50,7 @@ from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
 from ._throttle import RepeatThrottle
+from ._trajectory_action import offer_follow_joint_trajectory
 from ._trajectory_msgs import TRAJECTORY_TOPIC, goal_from_message
 
 __all__ = ["UrInterfaceNode", "main"]
@@ -87,6 +90,8 @@ class UrInterfaceNode(Node):
                                  self._on_torque_command, COMMAND_QOS)
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, COMMAND_QOS)
         self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
+        self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, goal_from_message,
+                                                     self._not_ready_reason)
 
         self._timing: dict | None = None
         self._timing_at = 0.0
@@ -112,10 +117,9 @@ class UrInterfaceNode(Node):
             self.tracker.cancel("an empty trajectory was received: stopping along the path")
             return
         try:
-            state = self.loop.status.state
-            if state not in ("ready", "moving"):
-                raise TrajectoryGoalError(f"the robot is not ready (state {state}"
-                                          + (f": {self.loop.status.fault}" if self.loop.status.fault else "") + ")")
+            reason = self._not_ready_reason()
+            if reason:
+                raise TrajectoryGoalError(reason)
             goal = goal_from_message(msg, self.config.joint_names)
         except TrajectoryGoalError as exc:
             reason = f"trajectory refused: {exc}"
@@ -124,6 +128,12 @@ class UrInterfaceNode(Node):
             return
         number = self.tracker.submit(goal)
         self.get_logger().info(f"trajectory {number}: {len(msg.points)} points, {goal.duration_s:.2f} s")
+
+    def _not_ready_reason(self) -> str | None:
+        status = self.loop.status
+        if status.state in ("ready", "moving"):
+            return None
+        return f"the robot is not ready (state {status.state}" + (f": {status.fault}" if status.fault else "") + ")"
 
     def _on_speed_scaling(self, msg: Float64) -> None:
         used = self.tracker.set_speed_scaling(msg.data)
@@ -135,6 +145,9 @@ class UrInterfaceNode(Node):
 
     def _publish_trajectory_status(self) -> None:
         status = self.tracker.status
+        if self._action is not None:
+            latest = self.loop.latest_state
+            self._action.poll(None if latest is None else latest.q_rad)
         changed = (status.goal, status.phase) != (self._reported_trajectory.goal, self._reported_trajectory.phase)
         if status.active or changed:
             self._trajectory_pub.publish(String(data=json.dumps(status.as_dict())))

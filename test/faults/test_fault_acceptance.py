@@ -91,9 +91,8 @@ def _settle(count, quiet_s: float = 0.5, timeout_s: float = 10.0) -> None:
             return
 
 
-@pytest.fixture(scope="module")
-def probe():
-    p = probe_session(name="fault_acceptance_probe")
+def _probe_entities(p) -> None:
+    """The test's own subscriptions and publishers, created before the probe spins (EventsExecutor)."""
     p.commands = []
     p.trajectory_status = []
     p.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
@@ -103,6 +102,11 @@ def probe():
     p.joint_pub = p.create_publisher(JointState, "/joint_states", _RELIABLE)
     p.trajectory_pub = p.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, QoSProfile(
         depth=1, reliability=ReliabilityPolicy.RELIABLE))
+
+
+@pytest.fixture(scope="module")
+def probe():
+    p = probe_session(name="fault_acceptance_probe", setup=_probe_entities)
     yield p
     p.close()
     rclpy.shutdown()

@@ -6,6 +6,7 @@ executables, same parameter files, same overrides as ``ros2 launch``).
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -42,6 +43,12 @@ def _nodes(tmp_path, duration_s):
     return {n.name: n for n in plan}
 
 
+def _logged_commands(log: str) -> int:
+    """The newest count of velocity commands torque_logger reported in its log."""
+    counts = re.findall(r"/forward_velocity_controller/commands: (\d+)", log)
+    return int(counts[-1]) if counts else 0
+
+
 def _read(bag, topic):
     ts = default_typestore()
     out = []
@@ -53,12 +60,15 @@ def _read(bag, topic):
 
 @pytest.fixture(scope="module")
 def probe():
-    p = probe_session(name="experiment_probe")
     commands = []
-    p.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
-                          lambda m: commands.append(list(m.data)),
-                          QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE))
-    p.commands = commands
+
+    def subscribe(p):  # before spinning: the probe then keeps up with 500 Hz commands (EventsExecutor)
+        p.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
+                              lambda m: commands.append(list(m.data)),
+                              QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE))
+        p.commands = commands
+
+    p = probe_session(name="experiment_probe", setup=subscribe)
     yield p
     p.close()
     rclpy.shutdown()
@@ -132,7 +142,7 @@ def test_velocity_streaming_option_records_every_command_it_published(tmp_path, 
     nodes = _nodes(tmp_path, 15.0)
     env = loopback_environment()
     interface = start_node(nodes["ur_interface"], log_dir=tmp_path, env=env, extra_ros_args=["-p", "watchdog_s:=0.2"])
-    logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env)
+    logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env, extra_ros_args=["-p", "report_period_s:=1.0"])
     excitation = None
     probe.commands.clear()
     try:
@@ -145,7 +155,9 @@ def test_velocity_streaming_option_records_every_command_it_published(tmp_path, 
             "-p", "wait_for_subscribers:=[torque_logger, experiment_probe]"])
         excitation.popen.wait(timeout=150)
         assert excitation.popen.returncode == 0, excitation.log()
-        time.sleep(1.0)
+        # the logger reports its counts every second here: wait until it has what the probe saw (a loaded
+        # machine may hold the tail in DDS queues a while), at most 30 s
+        wait_until(lambda: _logged_commands(logger.log()) >= len(probe.commands) - 2, 30.0)
     finally:
         if excitation is not None:
             excitation.stop()
