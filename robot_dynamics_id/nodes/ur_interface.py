@@ -48,7 +48,7 @@ from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
+from ._run import flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
 from ._throttle import RepeatThrottle
 from ._trajectory_action import offer_follow_joint_trajectory
 from ._trajectory_msgs import TRAJECTORY_TOPIC, goal_from_message
@@ -298,6 +298,7 @@ class UrInterfaceNode(Node):
             self._publish_trajectory_status()
         except Exception:  # the context may already be shut down
             pass
+        flush_publishers((self._trajectory_pub, self._status_pub))
 
 
 def main(args=None) -> int:

@@ -286,7 +286,7 @@ def test_a_signal_stops_ur_interfaces_trajectory_along_its_path(tmp_path, probe)
         code, took = _signal_and_wait(robot, signal.SIGTERM, 10.0)
     finally:
         robot.kill()
-    _settle(lambda: len(probe.joint_arrays()[0]))
+    _settle(lambda: len(probe.joint_arrays()[0]) + len(probe.trajectory_status))
     log = robot.log()
     assert code == expect.exit and expect.phrase in log, log
     final = probe.trajectory_status[-1]
