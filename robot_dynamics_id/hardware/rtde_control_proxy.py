@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -154,8 +155,15 @@ def _coalesce(messages: list[tuple[int, float, list[float]]], now: float) -> lis
 
 
 def control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realtime_priority: int = 0) -> int:
-    """Child process: own an RTDEControlInterface, execute commands from stdin, report on stdout."""
+    """Child process: own an RTDEControlInterface, execute commands from stdin, report on stdout.
+
+    Ctrl-C and SIGTERM reach the whole process group, this child too: it ignores them, because its parent
+    decides when it ends (a stop and a close message, or the end of its stdin when the parent is gone,
+    after which it stops the arm itself). Dying on the signal would drop the connection mid-stop."""
     import rtde_control
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     if realtime_priority > 0:
         # this (command) thread, and every thread created later, runs SCHED_FIFO; best effort
