@@ -8,6 +8,10 @@ backend and guard from the validated config.
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +23,55 @@ from .backend import RobotBackend
 from .robot_loop import RobotLoop
 from .safety import LimitPolicy, SafetyGuard, SafetyLimits
 
-__all__ = ["TRAJECTORY_PARAMETERS", "UR_INTERFACE_NODE_PARAMETERS", "UR_INTERFACE_PARAMETERS", "UrInterfaceConfig",
+__all__ = ["RESOLVE_TIMEOUT_S", "TRAJECTORY_PARAMETERS", "check_robot_address", "UR_INTERFACE_NODE_PARAMETERS", "UR_INTERFACE_PARAMETERS", "UrInterfaceConfig",
            "make_tracker"]
+
+
+#: how long the start-up check of a robot_ip host name may wait for the resolver (s)
+RESOLVE_TIMEOUT_S = 2.0
+
+
+def check_robot_address(value) -> str:
+    """``robot_ip`` as given, if it is an IP address or a host name that resolves (within RESOLVE_TIMEOUT_S).
+
+    A name that does not resolve is a configuration mistake, not a network fault to retry forever.
+    The resolver runs in a helper thread so that a resolver that does not answer cannot hold start-up
+    (and Ctrl-C) for its own timeouts (5 s per server and attempt by default)."""
+    address = str(value).strip()
+    try:
+        ipaddress.ip_address(address)
+        return address
+    except ValueError:
+        pass
+    labels = address.rstrip(".").split(".")
+    if labels and all(label.isdigit() for label in labels):
+        raise ParameterError(f"parameter 'robot_ip' = {address!r} is not a valid IPv4 address (four numbers "
+                             "0-255): give the controller's address, e.g. 192.168.1.10")
+    if not address or len(address) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
+        raise ParameterError(f"parameter 'robot_ip' = {address!r} is neither an IP address nor a host name: give "
+                             "the controller's address, e.g. 192.168.1.10 (127.0.0.1 for rdi sim-controller)")
+    outcome: list = []
+    done = threading.Event()
+
+    def resolve() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(address, 30004, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            outcome.append(exc)
+        done.set()
+
+    threading.Thread(target=resolve, name="resolve-robot-ip", daemon=True).start()
+    if not done.wait(RESOLVE_TIMEOUT_S):
+        raise ParameterError(f"parameter 'robot_ip' = {address!r}: the host name did not resolve within "
+                             f"{RESOLVE_TIMEOUT_S:g} s (no answer from the name server): give the controller's IP "
+                             "address instead")
+    if isinstance(outcome[0], OSError):
+        raise ParameterError(f"parameter 'robot_ip' = {address!r} is not an IP address and does not resolve as a "
+                             f"host name ({outcome[0]}): give the controller's IP address, e.g. 192.168.1.10")
+    return address
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 def _check_priority(value) -> int:
@@ -230,7 +281,7 @@ class UrInterfaceConfig:
             robot=robot,
             robot_name=str(p["robot"]),
             backend=backend,
-            robot_ip=str(p["robot_ip"]),
+            robot_ip=check_robot_address(p["robot_ip"]) if backend == "rtde" else str(p["robot_ip"]),
             rate_hz=rate,
             tf_prefix=str(p["tf_prefix"] or ""),
             joint_names=names,

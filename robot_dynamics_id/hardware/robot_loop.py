@@ -129,6 +129,7 @@ class RobotLoop:
         self._backoff = tuple(reconnect_backoff_s) or (1.0,)
         self._clock = clock
         self._lock = threading.Lock()
+        self._status_lock = threading.Lock()
         self._slot: _CommandSlot | None = None
         self._active: _CommandSlot | None = None
         self._latest: RobotState | None = None
@@ -155,8 +156,9 @@ class RobotLoop:
         """Stop the arm, end the loop and disconnect. Safe to call more than once."""
         self._stop_event.set()
         abort = getattr(self.backend, "abort", None)
-        if abort is not None and self._status.state == LoopState.CONNECTING:
-            abort()  # a connection attempt in progress may block for many seconds
+        if abort is not None:
+            # A connection attempt in progress (the first, or a reconnection after a fault) gives up at once.
+            abort()
         if self._thread is not None:
             self._thread.join(timeout_s)
         self._set_status(state=LoopState.STOPPED)
@@ -176,11 +178,12 @@ class RobotLoop:
             )
         return self._submit("torque", torque_nm, None)
 
-    def request_stop(self, reason: str = "stop requested") -> None:
-        """Bring the arm to rest and drop any pending command."""
+    def request_stop(self, reason: str = "stop requested", *, report: bool = True) -> None:
+        """Bring the arm to rest and drop any pending command; ``report``: emit ``reason`` as an info event."""
         with self._lock:
             self._slot = _CommandSlot("stop", np.zeros(0), None, self._clock())
-        self._emit("info", reason)
+        if report:
+            self._emit("info", reason)
 
     def _submit(self, kind: str, values, acceleration) -> GuardedCommand:
         latest = self._latest
@@ -195,10 +198,11 @@ class RobotLoop:
             else:
                 guarded = self.guard.guard_torque(values, q_rad=latest.q_rad, qd_rad_s=latest.qd_rad_s)
         except CommandRejected as exc:
-            # A refused command also stops the arm: the sender is misbehaving.
+            # A refused command also stops the arm: the sender is misbehaving. The caller reports it (one
+            # line per refusal, not two; a flood of bad commands is throttled there).
             self._count_rejection()
-            self.request_stop(f"command refused, arm stopped: {exc.reason}")
-            raise
+            self.request_stop(f"command refused, arm stopped: {exc.reason}", report=False)
+            raise CommandRejected(f"{exc.reason}; arm stopped") from None
         now = self._clock()
         with self._lock:
             self._slot = _CommandSlot(kind, np.asarray(values, float).copy(), acceleration, now)
@@ -206,7 +210,8 @@ class RobotLoop:
         return guarded
 
     def _count_rejection(self) -> None:
-        self._set_status(rejected_commands=self._status.rejected_commands + 1)
+        with self._status_lock:
+            self._status = replace(self._status, rejected_commands=self._status.rejected_commands + 1)
 
     # ---- observation (any thread) -------------------------------------------------------------------
     @property
@@ -250,7 +255,10 @@ class RobotLoop:
                 pass
 
     def _set_status(self, **changes) -> None:
-        self._status = replace(self._status, **changes)
+        # The loop thread and the command callbacks both update the status: without the lock one of two
+        # concurrent updates was lost (a refusal counted by a callback, overwritten by the cycle's update).
+        with self._status_lock:
+            self._status = replace(self._status, **changes)
 
     def _stop_arm_quietly(self) -> None:
         try:

@@ -19,8 +19,8 @@ Tested against the stand-in controller with ur_rtde 1.6.5:
 * The binding holds the GIL while it blocks (connecting, waiting for the control
   script's "done"), freezing every other thread of the node.
 
-So the control interface lives in a small child process (``python -m
-robot_dynamics_id.hardware.rtde_backend --control-proxy ...``) fed through a
+So the control interface lives in a small child process
+(:mod:`~robot_dynamics_id.hardware.rtde_control_proxy`) fed through a
 pipe: commands are fire-and-forget messages, the child coalesces a backlog to
 the newest real-time command (a stale command is never replayed), and a child
 that dies, hangs or reports an error is killed and replaced on the next
@@ -31,6 +31,22 @@ A dashboard connection (29999) is kept open as a second way to stop the arm:
 when the RTDE connection breaks, the stream stalls or the control process dies,
 ``stop`` is sent there at once (the controller stops the program and the arm),
 instead of waiting for the controller-side RTDE watchdog.
+
+Never hanging on a controller that does not answer
+--------------------------------------------------
+The receive interface's constructor and ``reconnect()`` wait on the network
+while holding the GIL, two of those waits without a timeout: a peer that
+accepts TCP on 30004 and never replies froze the whole node, signals
+included (issue 16). Every connection attempt therefore starts with
+:func:`~robot_dynamics_id.hardware.rtde_probe.probe_rtde`, the same handshake
+in Python with a deadline (``answer_timeout_s``) that a stopping loop can cut
+short; a controller that does not answer is reported within that time and
+the loop retries with back-off. The ur_rtde calls that may still block are
+bounded by :func:`~robot_dynamics_id.hardware.rtde_probe.bounded_native_call`
+(``native_call_bound_s``: the process ends with status 1 past it, the only
+way out of a native call that holds the GIL). ``disconnect()`` is not called
+on a controller whose stream has stalled (it waits up to 2.5 s for the
+pause reply); such an interface is retired without it.
 
 Other client facts this backend relies on (also verified against the stand-in):
 the receive getters return the last cached sample forever after a drop or a
@@ -43,14 +59,7 @@ uploaded (a fresh control interface does that).
 from __future__ import annotations
 
 import atexit
-import gc
-import os
-import select
 import socket
-import struct
-import subprocess
-import sys
-import threading
 import time
 import weakref
 
@@ -58,6 +67,8 @@ import numpy as np
 
 from ..robot_state import RobotState, SafetyMode
 from .backend import BackendError, RobotBackend
+from .rtde_control_proxy import OP_DIRECT_TORQUE, OP_KICK, OP_SPEED_STOP, OP_SPEEDJ, OP_STOP_SCRIPT, ControlProxy
+from .rtde_probe import ControllerVersion, bounded_native_call, probe_rtde
 
 __all__ = ["RtdeBackend"]
 
@@ -68,90 +79,6 @@ _RECEIVE_VARIABLES = [
 ]
 #: RTDE runtime_state while a program runs
 _RUNTIME_PLAYING = 2
-
-# ---- parent <-> control proxy messages: uint8 op, float64 sent (monotonic s), uint8 n, n x float64 ----
-_HEADER = struct.Struct("<BdB")
-_OP_SPEEDJ = 1          # qd x6, acceleration
-_OP_SPEED_STOP = 2      # deceleration
-_OP_DIRECT_TORQUE = 3   # torque x6, viscous scale x6, coulomb scale x6
-_OP_KICK = 4            # kickWatchdog
-_OP_STOP_SCRIPT = 5
-_OP_CLOSE = 6
-_REALTIME_OPS = (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_KICK)
-#: a real-time command older than this when the proxy gets to it is dropped, not replayed (s)
-_MAX_COMMAND_AGE_S = 0.05
-
-
-class _ControlProxy:
-    """``RTDEControlInterface`` in a child process, driven through its stdin; replies on its stdout."""
-
-    def __init__(self, robot_ip: str, rate_hz: float, watchdog_hz: float, realtime_priority: int = 0) -> None:
-        cmd = [sys.executable, "-m", "robot_dynamics_id.hardware.rtde_backend", "--control-proxy",
-               robot_ip, repr(float(rate_hz)), repr(float(watchdog_hz)), str(int(realtime_priority))]
-        # stderr is inherited: ur_rtde's own messages land in the node's log
-        self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        self._stdin_fd = self.popen.stdin.fileno()
-        os.set_blocking(self._stdin_fd, False)  # a stuck child must never block the robot loop
-        self.ready = threading.Event()
-        self.error: str | None = None
-        self.refused: str | None = None
-        self._reader = threading.Thread(target=self._read_replies, name="rtde-control-proxy", daemon=True)
-        self._reader.start()
-
-    def _read_replies(self) -> None:
-        for raw in self.popen.stdout:
-            line = raw.decode("utf-8", "replace").strip()
-            if line == "READY":
-                self.ready.set()
-            elif line.startswith("ERROR "):
-                self.error = self.error or line[6:]
-            elif line.startswith("REFUSED "):
-                self.refused = line[8:]
-            elif line == "ACCEPTED":
-                self.refused = None
-        if self.error is None:
-            self.error = f"the ur_rtde control process ended (exit code {self.popen.poll()})"
-        self.ready.set()
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None and self.error is None
-
-    def send(self, op: int, values=()) -> None:
-        values = [float(v) for v in values]
-        message = _HEADER.pack(op, time.monotonic(), len(values)) + struct.pack(f"<{len(values)}d", *values)
-        try:
-            os.write(self._stdin_fd, message)  # < PIPE_BUF: written whole or not at all
-        except BlockingIOError:
-            raise BackendError("the ur_rtde control process is not keeping up (command pipe full): "
-                               "the controller connection is probably stalled") from None
-        except OSError as exc:
-            raise BackendError(f"the ur_rtde control process is gone ({exc})") from None
-
-    def close(self, timeout_s: float = 0.8) -> None:
-        """Ask the child to stop the arm and disconnect; kill it if it does not exit in time."""
-        if self.popen.poll() is None:
-            try:
-                self.send(_OP_CLOSE)
-            except BackendError:
-                pass
-            try:
-                self.popen.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                pass
-        self.kill()
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            try:
-                self.popen.wait(2.0)
-            except subprocess.TimeoutExpired:
-                pass
-        for stream in (self.popen.stdin, self.popen.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
 
 
 class RtdeBackend(RobotBackend):
@@ -169,6 +96,10 @@ class RtdeBackend(RobotBackend):
             process for 100 ms).
         connect_timeout_s: how long one connection attempt may wait for the first data and for
             the control script to run.
+        answer_timeout_s: the RTDE handshake probe must complete within this: a controller that does not
+            answer is reported after it (a UR controller answers in milliseconds).
+        native_call_bound_s: a ur_rtde call that blocks holding the GIL longer than this ends the process
+            (status 1, stacks on stderr): nothing else can interrupt it.
         realtime_priority: SCHED_FIFO priority (1-99; 0: normal scheduling) of ur_rtde's receive threads and
             of the whole control process, as ur_rtde's ``rt_priority``; ignored where not permitted. Give the
             robot loop thread the same (RobotLoop ``realtime_priority``).
@@ -196,6 +127,8 @@ class RtdeBackend(RobotBackend):
         connect_timeout_s: float = 15.0,
         sample_wait_s: float | None = None,
         realtime_priority: int = 0,
+        answer_timeout_s: float = 1.5,
+        native_call_bound_s: float = 5.0,
     ) -> None:
         self.robot_ip = robot_ip
         self.rate_hz = float(rate_hz)
@@ -205,13 +138,17 @@ class RtdeBackend(RobotBackend):
         self._coulomb_scale = [float(v) for v in coulomb_scale]
         self.stale_after_s = max(0.2, 25.0 / self.rate_hz) if stale_after_s is None else float(stale_after_s)
         self.connect_timeout_s = float(connect_timeout_s)
+        self.answer_timeout_s = float(answer_timeout_s)
+        self.native_call_bound_s = float(native_call_bound_s)
+        #: the controller's software version, from the last successful handshake
+        self.controller_version: ControllerVersion | None = None
         self.realtime_priority = max(0, int(realtime_priority))
         self.sample_wait_s = 0.5 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
         #: reads that had to wait for the sample / that gave up waiting (diagnostics for the soak benchmark)
         self.sample_waits = 0
         self.sample_wait_timeouts = 0
         self._receive = None
-        self._proxy: _ControlProxy | None = None
+        self._proxy: ControlProxy | None = None
         self._last_stamp: float | None = None
         self._last_fresh_s = 0.0
         self._stale_reads = 0
@@ -225,23 +162,8 @@ class RtdeBackend(RobotBackend):
 
     # ---- connection -------------------------------------------------------------------
     def connect(self) -> None:
-        import rtde_receive
-
         self._closing = False
-        try:
-            if self._receive is None:
-                self._receive = rtde_receive.RTDEReceiveInterface(self.robot_ip, self.rate_hz, _RECEIVE_VARIABLES,
-                                                                  False, False, self.realtime_priority)
-            elif not self._receive.isConnected():
-                # safe: the receive interface's own thread has ended when it reports disconnected
-                self._receive.reconnect()
-        except RuntimeError as exc:
-            self._drop_proxy()
-            raise BackendError(
-                f"cannot connect to the UR controller at {self.robot_ip}: {exc}. Check that the robot is "
-                "powered on, in remote control (e-Series), reachable on the network, and that no other "
-                "program holds the RTDE input registers (IN_USE)"
-            ) from exc
+        self._open_receive()
         try:
             state = self._wait_for_fresh_sample()
         except BackendError:
@@ -250,8 +172,10 @@ class RtdeBackend(RobotBackend):
             self._stale_connects += 1
             if self._stale_connects >= 2:
                 try:
-                    self._receive.reconnect()
-                except RuntimeError:
+                    self._probe()
+                    with bounded_native_call(self.native_call_bound_s):
+                        self._receive.reconnect()
+                except (RuntimeError, BackendError):
                     pass
             raise
         self._stale_connects = 0
@@ -262,7 +186,7 @@ class RtdeBackend(RobotBackend):
         if proxy is None or not proxy.alive() or not state.program_running:
             # a fresh control interface (re-)uploads the control script
             self._drop_proxy()
-            proxy = _ControlProxy(self.robot_ip, self.rate_hz, self.controller_watchdog_hz, self.realtime_priority)
+            proxy = ControlProxy(self.robot_ip, self.rate_hz, self.controller_watchdog_hz, self.realtime_priority)
             self._proxy = proxy
             deadline = time.monotonic() + self.connect_timeout_s
             while not proxy.ready.wait(0.05) and time.monotonic() < deadline:
@@ -275,6 +199,39 @@ class RtdeBackend(RobotBackend):
         self._last_stamp = None
         self._stale_reads = 0
         self._open_dashboard()
+
+    def _probe(self) -> ControllerVersion:
+        """The RTDE handshake with a deadline (see the module docstring); raises BackendError naming the step."""
+        self._check_closing()
+        version = probe_rtde(self.robot_ip, fields=_RECEIVE_VARIABLES, frequency_hz=self.rate_hz,
+                             timeout_s=self.answer_timeout_s, should_stop=lambda: self._closing or self._aborted)
+        if version.is_cb3 and self.rate_hz > 125.0:
+            raise BackendError(f"the controller at {self.robot_ip} is a CB3 (software {version}), whose RTDE runs at "
+                               f"125 Hz, but rate_hz is {self.rate_hz:g}: set rate_hz: 125")
+        self.controller_version = version
+        return version
+
+    def _open_receive(self) -> None:
+        """Create (or reconnect) the receive interface, only after the controller answered the probe."""
+        import rtde_receive
+
+        self._probe()
+        try:
+            # ur_rtde holds the GIL while it connects: bounded, see rtde_probe.bounded_native_call
+            with bounded_native_call(self.native_call_bound_s):
+                if self._receive is None:
+                    self._receive = rtde_receive.RTDEReceiveInterface(
+                        self.robot_ip, self.rate_hz, _RECEIVE_VARIABLES, False, False, self.realtime_priority)
+                elif not self._receive.isConnected():
+                    # safe: the receive interface's own thread has ended when it reports disconnected
+                    self._receive.reconnect()
+        except RuntimeError as exc:
+            self._drop_proxy()
+            raise BackendError(
+                f"cannot connect to the UR controller at {self.robot_ip}: {exc}. Check that the robot is "
+                "powered on, in remote control (e-Series), reachable on the network, and that no other "
+                "program holds the RTDE input registers (IN_USE)"
+            ) from exc
 
     def abort(self) -> None:
         """Make a :meth:`connect` running in another thread give up soon (for a loop that is stopping)."""
@@ -347,14 +304,14 @@ class RtdeBackend(RobotBackend):
         if proxy is not None:
             try:
                 if proxy.alive():
-                    proxy.send(_OP_STOP_SCRIPT)  # ends the program: the controller stops the arm
+                    proxy.send(OP_STOP_SCRIPT)  # ends the program: the controller stops the arm
             except BackendError:
                 pass
             proxy.close()
         self._close_dashboard()
         receive, self._receive = self._receive, None
         if receive is not None:
-            _retire_receive_interface(receive)
+            _retire_receive_interface(receive, wait_s=4.0 / self.rate_hz, bound_s=self.native_call_bound_s)
 
     def is_connected(self) -> bool:
         try:
@@ -446,15 +403,15 @@ class RtdeBackend(RobotBackend):
         if proxy.error is not None:
             raise BackendError(f"the ur_rtde control connection failed: {proxy.error}")
         proxy.send(op, values)
-        if op != _OP_KICK:
+        if op != OP_KICK:
             self._commanded_this_cycle = True
 
     def speed_j(self, qd_rad_s: np.ndarray, acceleration_rad_s2: float) -> None:
         # ur_rtde's default acceleration (0.5 rad/s²) is far too low for a velocity loop: always pass it.
-        self._send(_OP_SPEEDJ, [*qd_rad_s, acceleration_rad_s2])
+        self._send(OP_SPEEDJ, [*qd_rad_s, acceleration_rad_s2])
 
     def speed_stop(self, deceleration_rad_s2: float) -> None:
-        self._send(_OP_SPEED_STOP, [deceleration_rad_s2])
+        self._send(OP_SPEED_STOP, [deceleration_rad_s2])
 
     def direct_torque(self, torque_nm: np.ndarray) -> None:
         if not self.supports_torque:
@@ -462,7 +419,7 @@ class RtdeBackend(RobotBackend):
                 "this robot is configured without torque control (CB3, or PolyScope < 5.23): "
                 "use velocity commands, or set supports_torque: true for an e-Series robot"
             )
-        self._send(_OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
+        self._send(OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
 
     def end_cycle(self) -> None:
         # Kick the controller's watchdog only in a cycle without a command. ur_rtde's kickWatchdog writes the
@@ -472,7 +429,7 @@ class RtdeBackend(RobotBackend):
         # ran off to its position limit at a stale 0.27 rad/s once the loop was in step with the stream).
         commanded, self._commanded_this_cycle = self._commanded_this_cycle, False
         if self._proxy is not None and self.controller_watchdog_hz > 0 and not commanded:
-            self._send(_OP_KICK)
+            self._send(OP_KICK)
 
 
 #: receive interfaces that could not be disconnected cleanly; kept alive on purpose (see below)
@@ -495,158 +452,34 @@ def _release_at_exit() -> None:
         backend._close_dashboard()
         receive, backend._receive = backend._receive, None
         if receive is not None:
-            _retire_receive_interface(receive)
+            _retire_receive_interface(receive, wait_s=4.0 / backend.rate_hz, bound_s=backend.native_call_bound_s)
             _UNDESTROYABLE.append(receive)  # never destroyed during teardown either
 
 
-def _retire_receive_interface(receive) -> None:
-    """Disconnect a receive interface so that destroying it is safe.
+def _retire_receive_interface(receive, *, wait_s: float, bound_s: float) -> None:
+    """Disconnect a receive interface so that destroying it is safe, without waiting on a silent controller.
 
     ur_rtde 1.6.5 aborts the whole process (std::terminate, "write: Broken pipe") when an
     RTDEReceiveInterface is destroyed while it believes it is connected but the controller has
-    gone. If a clean disconnect (or a repairing reconnect) is impossible, the object is leaked
-    deliberately: a small leak on an error path is better than a crash at shutdown.
+    gone; and its ``disconnect()`` waits up to 2.5 s (holding the GIL) for the reply to its pause
+    request. So ``disconnect()`` is called only while data still arrives (a new timestamp within
+    ``wait_s``); otherwise, or if it fails, the object is leaked deliberately: a small leak on an
+    error path is better than a crash or a hang at shutdown.
     """
     try:
         if not receive.isConnected():
             return
-        receive.disconnect()
-        return
-    except RuntimeError:
-        pass
-    try:
-        receive.reconnect()
-        receive.disconnect()
-        return
+        first = receive.getTimestamp()
+        deadline = time.monotonic() + wait_s
+        while receive.getTimestamp() == first and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if receive.getTimestamp() != first:
+            with bounded_native_call(bound_s):
+                receive.disconnect()
+            return
     except RuntimeError:
         pass
     import ctypes
 
     _UNDESTROYABLE.append(receive)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(receive))  # survives interpreter shutdown too
-
-
-# ---- the control proxy process -------------------------------------------------------------------------------
-def _proxy_messages(fd: int, buffer: bytearray, block: bool) -> list[tuple[int, float, list[float]]] | None:
-    """Complete messages available on ``fd`` (waiting for one if ``block``); None at end of input."""
-    while True:
-        messages = []
-        while len(buffer) >= _HEADER.size:
-            op, sent, n = _HEADER.unpack_from(buffer)
-            size = _HEADER.size + 8 * n
-            if len(buffer) < size:
-                break
-            values = list(struct.unpack_from(f"<{n}d", buffer, _HEADER.size))
-            del buffer[:size]
-            messages.append((op, sent, values))
-        if messages and not block:
-            return messages
-        ready, _, _ = select.select([fd], [], [], None if (block and not messages) else 0)
-        if not ready:
-            return messages
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return messages or None
-        buffer += chunk
-        block = False
-
-
-def _coalesce(messages: list[tuple[int, float, list[float]]], now: float) -> list[tuple[int, list[float]]]:
-    """Drop real-time commands that a later command supersedes or that are too old to send.
-
-    A kick is dropped when any other command is in the batch: every command writes the script's command
-    register, which is what the controller's watchdog watches, and a kick sent right after a command would
-    overwrite that register before the control script reads it (the command would be lost)."""
-    keep = []
-    commands = [m[0] for m in messages if m[0] != _OP_KICK]
-    for i, (op, sent, values) in enumerate(messages):
-        if op in _REALTIME_OPS:
-            later = [m[0] for m in messages[i + 1:]]
-            superseded = bool(later or commands) if op == _OP_KICK else any(
-                o in (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_SPEED_STOP) for o in later)
-            if superseded or now - sent > _MAX_COMMAND_AGE_S:
-                continue
-        keep.append((op, values))
-    return keep
-
-
-def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realtime_priority: int = 0) -> int:
-    """Child process: own an RTDEControlInterface, execute commands from stdin, report on stdout."""
-    import rtde_control
-
-    if realtime_priority > 0:
-        # this (command) thread, and every thread created later, runs SCHED_FIFO; best effort
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(realtime_priority))
-        except (OSError, AttributeError):
-            realtime_priority = 0
-
-    out = sys.stdout
-
-    def say(line: str) -> None:
-        try:
-            out.write(line.replace("\n", " ") + "\n")
-            out.flush()
-        except OSError:  # the parent stopped listening; it will see this process end
-            pass
-
-    try:
-        flags = rtde_control.RTDEControlInterface.FLAG_UPLOAD_SCRIPT
-        control = rtde_control.RTDEControlInterface(robot_ip, rate_hz, flags, 50002, realtime_priority)
-        if watchdog_hz > 0 and not control.setWatchdog(watchdog_hz):
-            say("ERROR setWatchdog was refused by the controller")
-            return 1
-    except Exception as exc:  # noqa: BLE001 - everything the client throws is reported to the parent
-        say(f"ERROR {type(exc).__name__}: {exc}")
-        return 1
-    # Everything allocated so far lives as long as the process: keep it out of the collector, whose full
-    # collections otherwise pause this process for milliseconds now and then (a late command).
-    gc.collect()
-    gc.freeze()
-    say("READY")
-    fd = sys.stdin.fileno()
-    buffer = bytearray()
-    refused = False
-    calls = {
-        _OP_SPEEDJ: lambda v: control.speedJ(v[:6], v[6], 0.0),
-        _OP_SPEED_STOP: lambda v: control.speedStop(v[0]),
-        _OP_DIRECT_TORQUE: lambda v: control.directTorque(v[:6], v[6:12], v[12:18]),
-        _OP_KICK: lambda v: control.kickWatchdog(),
-        _OP_STOP_SCRIPT: lambda v: control.stopScript(),
-    }
-    names = {_OP_SPEEDJ: "speedJ", _OP_SPEED_STOP: "speedStop", _OP_DIRECT_TORQUE: "directTorque",
-             _OP_KICK: "kickWatchdog", _OP_STOP_SCRIPT: "stopScript"}
-    while True:
-        messages = _proxy_messages(fd, buffer, block=True)
-        if messages is None:  # the parent is gone: stop the arm and leave
-            try:
-                control.speedStop(2.0)
-                control.disconnect()
-            finally:
-                return 0
-        for op, values in _coalesce(messages, time.monotonic()):
-            if op == _OP_CLOSE:
-                # The commands before CLOSE (speedStop, stopScript) have been sent. ur_rtde's disconnect()
-                # sleeps 0.5 s; leaving at once closes the sockets just as well and keeps shutdown fast.
-                out.flush()
-                os._exit(0)
-            try:
-                ok = calls[op](values)
-            except Exception as exc:  # noqa: BLE001
-                say(f"ERROR {names.get(op, op)} failed: {type(exc).__name__}: {exc}")
-                return 1
-            if ok is False and not refused:
-                refused = True
-                say(f"REFUSED {names.get(op, op)}")
-            elif ok is not False and refused and op != _OP_KICK:
-                refused = False
-                say("ACCEPTED")
-
-
-if __name__ == "__main__":
-    if len(sys.argv) in (5, 6) and sys.argv[1] == "--control-proxy":
-        sys.exit(_control_proxy_main(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]),
-                                     int(sys.argv[5]) if len(sys.argv) == 6 else 0))
-    print("usage: python -m robot_dynamics_id.hardware.rtde_backend --control-proxy IP RATE_HZ WATCHDOG_HZ "
-          "[RT_PRIORITY]", file=sys.stderr)
-    sys.exit(2)

@@ -12,7 +12,7 @@ the ``rosbags`` library, adding what a long recording on a robot needs:
   logger's 4 topics at 500 Hz), and its sqlite3 writer keeps one transaction open
   for the whole bag, so a killed writer leaves nothing readable. Here the pending
   MCAP chunk is closed and written, or the sqlite3 transaction is committed, each
-  period. A killed bag has no ``metadata.yaml``; :func:`.bag_reader.open_bag`
+  period. A killed bag has no ``metadata.yaml``; :func:`.bag_storage.open_bag`
   reads it anyway (and :func:`repair_bag` rewrites it into a finished bag);
 * a finished bag on a clean stop: ``close()`` (or leaving the ``with`` block,
   also on an exception) writes ``metadata.yaml`` in the format rosbag2 uses, so
@@ -57,7 +57,8 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
-from .bag_reader import BagTopics, open_bag
+from .bag_decode import BagTopics
+from .bag_storage import open_bag
 from .recording import Recording
 
 __all__ = [

@@ -35,6 +35,7 @@ from sensor_msgs.msg import JointState
 
 from ..hardware.config import UrInterfaceConfig
 from ..robot_state import RobotState
+from ._run import flush_publishers
 
 __all__ = ["STATE_QOS", "RobotStateTopics"]
 
@@ -117,6 +118,7 @@ class RobotStateTopics:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(1.0)
+        flush_publishers((self._joint_pub, self._current_pub, self._moment_pub, self._wrench_pub, self._command_pub))
 
     def _publish_samples(self) -> None:
         while self._publishing:

@@ -1,4 +1,4 @@
-"""Running a node process: clean stop on Ctrl-C/SIGTERM, configuration errors as exit code 2."""
+"""Running a node process: one shutdown path for Ctrl-C/SIGTERM, configuration errors as exit code 2."""
 
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
+try:  # the exception rcl raises on unusable arguments (rclpy 3.x Humble to 9.x Kilted)
+    from rclpy._rclpy_pybind11 import RCLError
+except ImportError:  # pragma: no cover - a future rclpy that moves it
+    RCLError = RuntimeError
+
 from ..parameters import ParameterError
 
-__all__ = ["freeze_startup_objects", "make_executor", "raise_python_threads_priority", "run_node"]
+__all__ = ["EXIT_CANCELLED", "flush_publishers", "freeze_startup_objects", "make_executor", "raise_python_threads_priority", "run_node"]
 
 #: SCHED_FIFO priority of a real-time node's other Python threads: below its robot loop, above ordinary processes
 PYTHON_THREADS_PRIORITY = 1
@@ -70,22 +75,67 @@ def make_executor(events: bool = True):
     return EventsExecutor()
 
 
-def run_node(node_factory, args=None, *, name: str = "node") -> int:
-    """Spin a node until Ctrl-C/SIGTERM or its ``done`` turns true; stop it cleanly (its ``shutdown()``) before the context goes.
+#: exit code of a job node (one with ``done``) stopped by a signal before its job finished
+EXIT_CANCELLED = 6
 
-    rclpy's own signal handlers would invalidate the context while our threads
-    still publish, so SIGINT/SIGTERM are turned into KeyboardInterrupt instead.
-    A node that must bring the arm to rest through ROS on a stop (the excitation
-    sends a stop and watches the joint states) defines ``begin_stop()`` and
-    ``stop_finished()``: the executor keeps spinning until it has finished, at
-    most ``stop_timeout_s`` (default 5 s), and the process exits with its
-    ``exit_code``. Returns 2 on a configuration error (message on stderr), the
-    node's ``exit_code`` when it is ``done``, else 0.
+
+def flush_publishers(publishers, timeout_s: float = 0.5) -> bool:
+    """Wait (at most ``timeout_s`` in all) until every reliable subscriber acknowledged what was published.
+
+    A node's last messages (the excitation's final zero velocity, ur_interface's last joint states) are
+    otherwise lost when the process exits right after publishing them: DDS drops what is not yet
+    acknowledged when the writer goes. True if all were acknowledged in time."""
+    from rclpy.duration import Duration
+
+    deadline = time.monotonic() + timeout_s
+    acknowledged = True
+    for publisher in publishers:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            acknowledged = publisher.wait_for_all_acked(Duration(nanoseconds=int(remaining * 1e9))) and acknowledged
+        except Exception:  # the context is already gone: nothing more can be delivered
+            return False
+    return acknowledged
+
+
+def run_node(node_factory, args=None, *, name: str = "node") -> int:
+    """Run one node process: configuration checks, spinning, and the one shutdown path every node shares.
+
+    Before rclpy starts, the parameter files of the command line are read (:mod:`._param_files`): a
+    missing, unreadable or malformed file is one line on stderr naming it, and exit code 2 (rcl would
+    end in a traceback). A :class:`ParameterError` from the node's constructor, or any error rcl
+    reports about the arguments, is one line too, and exit code 2.
+
+    The executor spins until Ctrl-C/SIGTERM or the node's ``done`` turns true (then the exit code is its
+    ``exit_code``). rclpy's own signal handlers would invalidate the context while the node's threads
+    still publish, so SIGINT/SIGTERM become KeyboardInterrupt instead, and on a signal every node goes
+    through the same steps:
+
+    1. ``begin_stop()`` if it has one: it stops its robot activity the way its cancel does (the excitation
+       ramps out along its path, ur_interface stops a running trajectory along its path); the executor
+       keeps spinning, so the joint states that drive the ramp still arrive, until ``stop_finished()``
+       or ``stop_timeout_s`` (default 5 s). Further signals are ignored meanwhile: the stop is not cut short.
+    2. ``shutdown()``: the arm at rest, files flushed and closed (the bag's metadata written).
+    3. The exit code: ``exit_code_when_interrupted`` if the node defines it; else, for a job node (one
+       with ``done``), :data:`EXIT_CANCELLED` (6) unless its job had finished; else 0 (a service such as
+       ur_interface or torque_logger ends normally on a signal).
     """
+    from ._param_files import check_parameter_files
+
+    try:
+        check_parameter_files(list(sys.argv if args is None else args))
+    except ParameterError as exc:
+        print(f"{name}: configuration error: {exc}", file=sys.stderr)
+        return 2
     # The robot loop shares the GIL with the executor and the publisher: a short
     # switch interval bounds how long it can wait for it (default 5 ms; 0.5 ms measured p99 0.59 ms).
     sys.setswitchinterval(0.0001)
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except RCLError as exc:
+        reason = str(exc).split(", at ")[0].replace("failed to initialize rcl: ", "")
+        print(f"{name}: configuration error: ROS cannot start with these arguments: {reason}", file=sys.stderr)
+        return 2
 
     def _interrupt(signum, frame):
         raise KeyboardInterrupt
@@ -115,25 +165,38 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         code = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         interrupted = True
+        # a job node interrupted before it existed did not do its job
+        code = EXIT_CANCELLED if node is None and hasattr(node_factory, "done") else 0
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
+        # from here on a signal must not cut the clean stop short
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if node is not None:
-            if interrupted and executor is not None and hasattr(node, "begin_stop"):
+            if interrupted and hasattr(node, "begin_stop"):
+                if executor is None:  # the signal came between the constructor and the first spin
+                    executor = make_executor(events=bool(getattr(node, "events_executor", False)))
+                    executor.add_node(node)
                 _spin_until_stopped(node, executor)
             node.shutdown()
-            if interrupted and hasattr(node, "begin_stop"):  # a job cut short says so (e.g. cancelled: 6)
-                code = int(getattr(node, "exit_code", 0) or 0)
+            if interrupted:
+                code = _interrupted_exit_code(node)
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
     return code
 
 
+def _interrupted_exit_code(node) -> int:
+    own = getattr(node, "exit_code_when_interrupted", None)
+    if own is not None:
+        return int(own)
+    if hasattr(node, "done") and not node.done:
+        return EXIT_CANCELLED
+    return int(getattr(node, "exit_code", 0) or 0) if hasattr(node, "done") else 0
+
+
 def _spin_until_stopped(node, executor) -> None:
     node.begin_stop()
     deadline = time.monotonic() + float(getattr(node, "stop_timeout_s", 5.0))
     while not node.stop_finished() and time.monotonic() < deadline and rclpy.ok():
-        try:
-            executor.spin_once(timeout_sec=0.05)
-        except KeyboardInterrupt:
-            continue
+        executor.spin_once(timeout_sec=0.05)

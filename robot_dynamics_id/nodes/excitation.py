@@ -47,9 +47,9 @@ from ..excitation.monitor import TrajectoryMonitor
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
-from ._run import run_node
+from ._run import EXIT_CANCELLED, flush_publishers, run_node
 from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
 
 __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
@@ -100,8 +100,6 @@ _STALE_STATE_S = 1.0
 _MONITOR_PERIOD_S = 0.01
 #: largest interpolation error accepted for the points sent (rad)
 _MAX_INTERPOLATION_ERROR_RAD = 1e-4
-#: exit code of a run cancelled before the end
-EXIT_CANCELLED = 6
 _INACTIVE_CONTROLLER_HINT = (
     ". Is the trajectory controller active? With the UR driver: ros2 control switch_controllers --activate "
     "scaled_joint_trajectory_controller --deactivate forward_velocity_controller; and check the speed scaling "
@@ -135,6 +133,7 @@ class ExcitationNode(Node):
             trajectory = load_trajectory(p["trajectory_file"])
         except (TrajectoryFileError, FileNotFoundError, ValueError) as exc:
             raise ParameterError(f"parameter 'trajectory_file': {exc}") from None
+        planned_for = self._check_planned_robot(trajectory.robot, p["robot"], p["trajectory_file"])
         self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
         limits = ExcitationLimits.from_robot(robot, table_height_m=float(p["table_height_m"]))
         try:
@@ -168,6 +167,9 @@ class ExcitationNode(Node):
         self._robot_time_s = 0.0
         self._received_s = 0.0
         self._q_lock = threading.Lock()
+        self._rate_mark: tuple[float, float] | None = None  # (wall s, robot s)
+        self._robot_rate = 1.0
+        self._halted = False  # shutdown: nothing more is published from the streaming thread
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self.exit_code = 0
@@ -187,9 +189,23 @@ class ExcitationNode(Node):
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
-        self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, "
+        self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, {planned_for}, "
                                f"checked against {robot.name} limits; {self._interface} interface on "
                                f"{self._command_pub.topic_name}; waiting for /joint_states")
+
+    def _check_planned_robot(self, planned: str | None, robot: str, path: str) -> str:
+        """Refuse a trajectory planned for another robot (its limits, dynamics and workspace differ); a file that
+        does not say (older, or written by hand) is run with a warning."""
+        if planned is None:
+            self.get_logger().warning(f"trajectory {path} does not say which robot it was planned for (an older or "
+                                      f"hand-written file): only checked against the {robot} limits; add "
+                                      f"'robot: {robot}' to it once you know it was planned for this arm")
+            return "planned for an unnamed robot"
+        if not same_robot(planned, robot):
+            raise ParameterError(f"trajectory {path} was planned for {planned}, but parameter 'robot' is {robot}: "
+                                 f"plan one for this arm (rdi excite plan --robot {robot}) or set robot:={planned} "
+                                 "if that is the arm")
+        return f"planned for {planned}"
 
     # ---- callbacks ----------------------------------------------------------------------------
     def _on_joint_state_bytes(self, data: bytes) -> None:
@@ -214,8 +230,13 @@ class ExcitationNode(Node):
         with self._q_lock:
             self._q = q
             self._robot_time_s = t
-            self._received_s = time.monotonic()
+            self._received_s = now = time.monotonic()
             monitor = self._monitor
+        # robot seconds per wall second (a simulator on a loaded machine runs slow): bounds the stop's wait
+        if self._rate_mark is None or now - self._rate_mark[0] >= 0.5:
+            if self._rate_mark is not None:
+                self._robot_rate = (t - self._rate_mark[1]) / (now - self._rate_mark[0])
+            self._rate_mark = (now, t)
         if monitor is not None and t >= self._next_check_s:
             self._next_check_s = t + _MONITOR_PERIOD_S
             self._verdict = monitor.update(t, q)
@@ -259,6 +280,8 @@ class ExcitationNode(Node):
             self._finished.set()
 
     def _send(self, velocity: np.ndarray) -> None:
+        if self._halted:
+            return
         if self._interface == "trajectory":  # stop: an empty trajectory
             self._command_pub.publish(JointTrajectoryMsg(joint_names=self._names))
         else:
@@ -298,6 +321,7 @@ class ExcitationNode(Node):
     def _stream(self) -> None:
         try:
             if not self._wait_for_start():
+                self.exit_code = EXIT_CANCELLED  # cancelled before it started
                 return
         except (SubscriberWaitError, ParameterError) as exc:
             self.exit_code = 2 if isinstance(exc, ParameterError) else 4
@@ -319,6 +343,8 @@ class ExcitationNode(Node):
                                       velocity_limit_rad_s=self._approach_limits[0],
                                       acceleration_limit_rad_s2=self._approach_limits[1], rate_hz=self.rate_hz)
             if not self._run_stage(approach, "approach", ramp_s=0.0):
+                if self._cancel.is_set() and self.exit_code == 0:
+                    self.exit_code = EXIT_CANCELLED
                 return
         self.get_logger().info("excitation started")
         if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
@@ -465,12 +491,25 @@ class ExcitationNode(Node):
     def stop_finished(self) -> bool:
         return self._finished.is_set()
 
+    @property
+    def stop_timeout_s(self) -> float:
+        """How long run_node waits for the ramp: ramp_s of robot time at the rate the robot's clock runs."""
+        return 2.0 + self.streamer.ramp_s / max(0.1, min(1.0, self._robot_rate))
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """After a signal: the run's own code (0 if it had finished, 6 cancelled, 4/5 failed); 6 if the
+        stop did not finish in time."""
+        return self.exit_code if self._finished.is_set() else EXIT_CANCELLED
+
     def shutdown(self) -> None:
         """Cancel (the arm slows down along the path) and wait for it, before the process ends."""
         self._cancel.set()
         self._thread.join(4.0)
         if self._interface == "velocity":
-            self._send(np.zeros(len(self._names)))
+            self._halted = True  # a thread that did not end in time must not override the stop below
+            self._command_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+        flush_publishers((self._command_pub, self._progress_pub))  # the stop reaches the robot before we exit
 
 
 def main(args=None) -> int:

@@ -19,6 +19,9 @@ fall — ur_interface's speedJ stop) and ``/natural_oscillation/progress``
 instead of the search, e.g. to check the set-up before identifying.
 The procedure runs in its own thread at the robot rate (one command per
 received state); the ROS callbacks only hand over the latest joint state.
+
+Exit codes: 0 done, 1 error, 2 configuration, 3 the arm was stopped (fall guard,
+no joint states), 6 cancelled by Ctrl-C/SIGTERM (the arm is stopped first).
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from ..parameters import ParameterError, ParameterSpec, check_positive, check_vector
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from ._ros_params import declare_parameters
-from ._run import run_node
+from ._run import EXIT_CANCELLED, flush_publishers, run_node
 
 __all__ = ["NATURAL_OSCILLATION_PARAMETERS", "NaturalOscillationNode", "main"]
 
@@ -106,22 +109,34 @@ class _LatestState:
             return self._state
 
 
+class _Cancelled(Exception):
+    """Ctrl-C/SIGTERM: the procedure ends at its next command; the arm is stopped by the zero-velocity command."""
+
+
 class _RosLink:
-    """The :class:`~robot_dynamics_id.identification.natural_oscillation_robot.RobotLink` over ROS topics."""
+    """The :class:`~robot_dynamics_id.identification.natural_oscillation_robot.RobotLink` over ROS topics.
+
+    Once the node is cancelled no command goes out any more (the procedure ends with :class:`_Cancelled`
+    at its next step), so nothing can override the zero-velocity stop sent at the end."""
 
     def __init__(self, node: "NaturalOscillationNode", period_s: float) -> None:
         self.period_s = period_s
         self._node = node
 
+    def _check(self) -> None:
+        if self._node.cancelled.is_set():
+            raise _Cancelled
+
     def next_state(self, timeout_s: float):
+        self._check()
         return self._node.latest.take_new(timeout_s)
 
     def send_torque(self, torque_nm: np.ndarray) -> None:
-        if self._node.cancelled.is_set():
-            return  # shutting down: the last command sent was the zero-velocity stop
+        self._check()
         self._node.effort_pub.publish(Float64MultiArray(data=[float(v) for v in torque_nm]))
 
     def send_velocity(self, qd_rad_s: np.ndarray) -> None:
+        self._check()
         self._node.velocity_pub.publish(Float64MultiArray(data=[float(v) for v in qd_rad_s]))
 
 
@@ -144,7 +159,7 @@ class NaturalOscillationNode(Node):
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
         self._thread.start()
         what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
-        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}; waiting for /joint_states")
+        self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}")
 
     # ---- configuration --------------------------------------------------------------------------
     def _setup(self, p: dict) -> None:
@@ -167,9 +182,13 @@ class NaturalOscillationNode(Node):
             if not p[name]:
                 return controller_model(self._robot.description.name)
             try:
-                return DynamicModel.load(p[name])
+                loaded = DynamicModel.load(p[name])
             except (ModelFileError, FileNotFoundError, OSError) as exc:
                 raise ParameterError(f"parameter {name!r}: {exc}") from None
+            if not same_robot(loaded.robot, p["robot"]):
+                raise ParameterError(f"parameter {name!r}: {p[name]} is a model of {loaded.robot}, but parameter "
+                                     f"'robot' is {p['robot']}: give a model of this arm, or set robot:={loaded.robot}")
+            return loaded
 
         self._prior = model("model_file")
         self._robot_gravity = model("robot_gravity_model_file")
@@ -235,6 +254,10 @@ class NaturalOscillationNode(Node):
 
         try:
             self._procedure()
+        except _Cancelled:
+            self.exit_code = EXIT_CANCELLED
+            self.get_logger().warning("natural oscillation cancelled (signal): arm stopped")
+            self._publish(phase="cancelled")
         except ArmStopped as exc:
             self.exit_code = 3
             self.get_logger().error(str(exc))
@@ -275,8 +298,14 @@ class NaturalOscillationNode(Node):
             self._upright[active], np.array([0.0, self._push]), window_steps=int(round(self._window_s * self.rate_hz)),
             max_excursion_rad=self._excursion, stop_after_periods=self._periods,
             plant_gravity_compensation=arm.gravity_compensation(self._robot_gravity.robot_model().model))
-        if self.latest.take_new(30.0) is None:
-            raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
+        self.get_logger().info("waiting for /joint_states")
+        waited_s = 0.0
+        while self.latest.take_new(0.1) is None:  # short waits: a signal must not wait 30 s
+            waited_s += 0.1
+            if self.cancelled.is_set():
+                raise _Cancelled
+            if waited_s >= 30.0:
+                raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
         law = _FactorRecorder(law)
 
         def report(summary: dict) -> None:
@@ -306,13 +335,31 @@ class NaturalOscillationNode(Node):
             Path(self._output).write_text(json.dumps(out, indent=2))
         self.get_logger().info(f"identified first moments {out['first_moments_kgm']}")
 
+    # ---- stop on a signal (run_node) ------------------------------------------------------------------
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: the procedure stops at its next command and sends the zero-velocity stop."""
+        self.get_logger().warning("stop requested (signal): stopping the arm")
+        self.cancelled.set()
+
+    def stop_finished(self) -> bool:
+        return self._finished.is_set()
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """0 if the procedure had finished, else its failure code or 6 (cancelled)."""
+        if not self._finished.is_set():
+            return EXIT_CANCELLED
+        return self.exit_code
+
     def shutdown(self) -> None:
         """Stop the arm (zero velocity) before the process ends."""
         self.cancelled.set()
+        self._thread.join(2.0)
         try:
             self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
         except Exception:
             pass
+        flush_publishers((self.velocity_pub, self.effort_pub, self._progress_pub))
 
 
 class _FactorRecorder:

@@ -31,6 +31,11 @@ Two ways to reach the robot (``robot_connection``):
 
 Any error stops the controller (zero torque / a speedJ stop) and it stays
 stopped; so does any robot fault (protective stop, disconnection).
+
+Exit codes: 0 a timed polishing task finished, or an untimed task ended by
+Ctrl-C/SIGTERM; 1 the controller stopped on an error or a robot fault; 2
+configuration (e.g. a model identified for another robot); 6 a timed task
+stopped by a signal before its end.
 """
 
 from __future__ import annotations
@@ -50,96 +55,18 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
-from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ..parameters import ParameterError, check_choice, check_positive, check_vector
 from ..robot_state import RobotState
+from ..robots.model import same_robot
+from ._osc_parameters import AXES, OSC_CONTROLLER_PARAMETERS, direct_robot_config
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
-from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
+from ._run import EXIT_CANCELLED, flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["OSC_CONTROLLER_PARAMETERS", "OscControllerNode", "main"]
 
-OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("robot", "string", "ur3", "robot (kinematics): ur3, ur3e, ur5e, ur10e or a URDF path"),
-    ParameterSpec("model_file", "string", "",
-                  "identified model (rdi identify .../model.yaml); empty: the nominal model"),
-    ParameterSpec("rate_hz", "double", 500.0, "control rate: 500 (e-Series torque) or 125 (CB3 velocity)", "Hz"),
-    ParameterSpec("output_mode", "string", "torque", "torque (direct_torque, e-Series) or velocity (speedJ, CB3)"),
-    ParameterSpec("robot_adds_gravity", "bool", True,
-                  "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
-    ParameterSpec("force_source", "string", "sensor",
-                  "sensor (flange F/T) or estimated (momentum observer on motor currents)"),
-    ParameterSpec("law", "string", "operational_space",
-                  "operational_space (P2 hybrid law) or projected (P5: PIDC in the tangent space + constraint-force "
-                  "control along the tool axis; torque output only)"),
-    ParameterSpec("singularity_method", "string", "padding",
-                  "padding (P2 eqs. 6-9), truncation (P2's baseline) or damped_least_squares"),
-    ParameterSpec("motion_axes", "string_array", ["x", "y", "rx", "ry", "rz"],
-                  "motion-controlled axes of the tool-tip frame; the others are force-controlled (P2: x y rz)"),
-    ParameterSpec("contact_threshold_n", "double", 10.0, "normal force that ends the approach (P2 eq. 10)", "N"),
-    ParameterSpec("max_force_n", "double", 60.0, "force targets above this are refused", "N"),
-    ParameterSpec("tool_mass_kg", "double", 0.35, "tool mass (UR 'set payload')", "kg"),
-    ParameterSpec("tool_com_m", "double_array", [0.0, 0.0, 0.0571], "tool centre of mass in tool0 coordinates", "m"),
-    ParameterSpec("tool_tip_offset_m", "double_array", [0.0, 0.0, 0.11],
-                  "tool tip (force point) in tool0 coordinates", "m"),
-    ParameterSpec("friction_compensation", "bool", True, "add the identified friction model (P2 eq. 11-12)"),
-    ParameterSpec("flexible_compensation", "bool", False,
-                  "correct the force target for compliant (strain-wave) joints so the WORLD-frame force set-point "
-                  "is met (Bicchi & Melchiorri, P4)"),
-    ParameterSpec("joint_stiffness_nm_per_rad", "double_array", [],
-                  "joint torsional stiffness, one per joint, for flexible_compensation (empty: the package's "
-                  "ASSUMED UR3 values)", "Nm/rad"),
-    ParameterSpec("flexible_compensation_rate_hz", "double", 5.0,
-                  "how often the compliant-joint correction is recomputed", "Hz"),
-    ParameterSpec("task", "string", "external",
-                  "external (targets on ~/target_frame, ~/target_wrench) or polishing (built-in P2 task)"),
-    ParameterSpec("polishing_force_n", "double", 10.0, "polishing: desired normal force", "N"),
-    ParameterSpec("polishing_amplitude_m", "double", 0.08, "polishing: sinusoid amplitude", "m"),
-    ParameterSpec("polishing_period_s", "double", 5.0, "polishing: sinusoid period", "s"),
-    ParameterSpec("polishing_surface_z_m", "double", 0.005,
-                  "polishing: expected surface height in the base frame (a guess; the shape is unknown)", "m"),
-    ParameterSpec("polishing_duration_s", "double", 0.0, "polishing: stop after this long (0: run until stopped)",
-                  "s"),
-    ParameterSpec("state_rate_hz", "double", 50.0, "rate of ~/state", "Hz"),
-    ParameterSpec("exit_when_done", "bool", False, "end the process when a timed polishing task is finished"),
-    ParameterSpec("robot_connection", "string", "topics",
-                  "direct (open the robot here; the law runs in the robot loop, needed for 500 Hz torque) or topics "
-                  "(a separate ur_interface / UR driver node)"),
-    ParameterSpec("robot_config_files", "string_array", [],
-                  "direct: ur_interface parameter files to configure the robot from (e.g. config/ur3.yaml, "
-                  "config/ur3_control.yaml); their ur_interface section is read"),
-    ParameterSpec("robot_backend", "string", "", "direct: sim or rtde (empty: as in robot_config_files)"),
-    ParameterSpec("robot_ip", "string", "", "direct: controller address (empty: as in robot_config_files)"),
-    ParameterSpec("robot_parameters", "string_array", [],
-                  "direct: further ur_interface parameters as name=value (YAML value), applied last"),
-    ParameterSpec("publish_robot_state", "bool", True,
-                  "direct: publish /joint_states, /motor_currents, /target_moment and the wrench"),
-)
-
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-
-_AXES = ("x", "y", "z", "rx", "ry", "rz")
-
-
-def direct_robot_config(p: dict) -> UrInterfaceConfig:
-    """The robot configuration of ``robot_connection: direct`` from the node's parameters."""
-    overrides: dict = {}
-    if p["robot_backend"]:
-        overrides["backend"] = check_choice("robot_backend", p["robot_backend"], ("sim", "rtde"))
-    if p["robot_ip"]:
-        overrides["robot_ip"] = p["robot_ip"]
-    import yaml
-
-    for item in p["robot_parameters"] or []:
-        name, sep, text = str(item).partition("=")
-        if not sep or not name.strip():
-            raise ParameterError(f"parameter 'robot_parameters': {item!r} is not name=value "
-                                 "(e.g. sim_truth_seed=7)")
-        try:
-            overrides[name.strip()] = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ParameterError(f"parameter 'robot_parameters': {item!r}: {exc}") from None
-    return UrInterfaceConfig.from_parameter_files(p["robot_config_files"] or [], overrides)
 
 
 class OscControllerNode(Node):
@@ -155,15 +82,23 @@ class OscControllerNode(Node):
             model = DynamicModel.load(p["model_file"]) if p["model_file"] else DynamicModel.nominal(p["robot"])
         except (ModelFileError, ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'model_file': {exc}") from None
+        if p["model_file"] and not same_robot(model.robot, p["robot"]):
+            raise ParameterError(f"parameter 'model_file': {p['model_file']} was identified for {model.robot}, but "
+                                 f"parameter 'robot' is {p['robot']}: set robot:={model.robot} if that is the arm, "
+                                 f"or give the model identified on the {p['robot']}")
         self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
         self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
+        if self.robot_config is not None and not same_robot(self.robot_config.robot_name, model.robot):
+            raise ParameterError(f"the robot opened in direct connection is {self.robot_config.robot_name} (from "
+                                 f"robot_config_files / robot_parameters), but the model is for {model.robot}: "
+                                 "configure the same robot in both")
         # direct: the law runs once per robot cycle, so the control rate is the robot's
         self.rate_hz = (self.robot_config.rate_hz if self.robot_config is not None
                         else check_positive("rate_hz", p["rate_hz"], upper=1000.0))
         axes = list(p["motion_axes"] or [])
-        unknown = [a for a in axes if a not in _AXES]
+        unknown = [a for a in axes if a not in AXES]
         if unknown:
-            raise ParameterError(f"parameter 'motion_axes': {unknown} unknown; use names from {list(_AXES)}")
+            raise ParameterError(f"parameter 'motion_axes': {unknown} unknown; use names from {list(AXES)}")
         tip = check_vector("tool_tip_offset_m", p["tool_tip_offset_m"], 3)
         mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
         com = check_vector("tool_com_m", p["tool_com_m"], 3)
@@ -177,7 +112,7 @@ class OscControllerNode(Node):
                 force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
                 singularity_method=check_choice("singularity_method", p["singularity_method"],
                                                 ("padding", "truncation", "damped_least_squares")),
-                motion_axes=tuple(a in axes for a in _AXES),
+                motion_axes=tuple(a in axes for a in AXES),
                 contact_threshold_n=check_positive("contact_threshold_n", p["contact_threshold_n"]),
                 max_force_n=check_positive("max_force_n", p["max_force_n"]),
                 payload=Payload(mass_kg=mass, com_m=tuple(com)),
@@ -570,6 +505,28 @@ class OscControllerNode(Node):
     def exit_code(self) -> int:
         return 0 if self._stopped_reason == "polishing finished" else 1
 
+    # ---- stop on a signal (run_node) ------------------------------------------------------------------
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: stop the law (the arm comes to rest, as on any stop) and remember how the task stood."""
+        self._reason_at_signal = self._stopped_reason
+        self._signalled = True
+        self._stop("stopped by a signal", error=False)
+
+    def stop_finished(self) -> bool:
+        return True  # the stop is a command of the next robot cycle; shutdown() then stops the loop
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """0 for an untimed task (it runs until stopped) or one that had finished; 6 for a timed polishing task
+        cut short; 1 if the controller had already stopped on an error."""
+        if not getattr(self, "_signalled", False):
+            return EXIT_CANCELLED
+        reason = self._reason_at_signal
+        if reason is None:
+            timed = self.task_kind == "polishing" and float(self._p["polishing_duration_s"]) > 0
+            return EXIT_CANCELLED if timed else 0
+        return 0 if reason == "polishing finished" else 1
+
     def shutdown(self) -> None:
         """Stop the control loop and leave the arm at rest."""
         self._stop("shutdown", error=False)
@@ -581,6 +538,8 @@ class OscControllerNode(Node):
             self._robot_topics.close()
         if self._thread is not None:
             self._thread.join(1.0)
+        publishers = [self._state_pub] + ([self._command_pub, self._stop_pub] if self._robot_loop is None else [])
+        flush_publishers(publishers)  # the stop commands and the final state reach their subscribers
 
 
 def main(args=None) -> int:

@@ -14,6 +14,7 @@ clock and are what the identifier uses.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 from datetime import datetime
@@ -22,7 +23,7 @@ from pathlib import Path
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..io.bag_writer import BagWriter
+from ..io.bag_writer import BagWriter, BagWriterError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ._ros_params import declare_parameters
 from ._run import run_node
@@ -84,6 +85,37 @@ def message_class(msgtype: str):
         raise ValueError(f"message type {msgtype!r} is not available in this Python environment") from exc
 
 
+def check_bag_path(value: str | Path) -> Path:
+    """The bag directory to create, checked before anything is recorded; ParameterError naming the fix.
+
+    It must not exist (a bag is never overwritten), must not lie inside another bag (rosbag2 would read the
+    new files as part of it), and its parent must be a directory this process can create and write to."""
+    path = Path(value).expanduser()
+    if path.exists():
+        raise ParameterError(f"parameter 'bag_path': {path} already exists; choose a new directory "
+                             "(a bag is never overwritten)")
+    for parent in path.parents:
+        # a bag: its metadata.yaml, or (a recorder killed before writing it) rosbag2's first storage file
+        if any((parent / name).is_file() for name in ("metadata.yaml", f"{parent.name}_0.mcap",
+                                                       f"{parent.name}_0.db3")):
+            raise ParameterError(f"parameter 'bag_path': {path} is inside the bag {parent}; choose a directory "
+                                 "outside it")
+        if parent.exists():
+            break
+    existing = next((parent for parent in path.parents if parent.exists()), Path("."))
+    if not existing.is_dir():
+        raise ParameterError(f"parameter 'bag_path': {existing} is a file, not a directory; choose another path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(f"parameter 'bag_path': cannot create {path.parent} ({exc.strerror}); choose a "
+                             "directory you can write to") from None
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"parameter 'bag_path': {path.parent} is not writable by this user; choose a "
+                             "directory you can write to")
+    return path
+
+
 class TorqueLoggerNode(Node):
     """Records topics into a bag; see the module docstring."""
 
@@ -101,15 +133,15 @@ class TorqueLoggerNode(Node):
         topics = list(p["topics"] or [])
         if not topics:
             raise ParameterError("parameter 'topics' is empty: name at least one topic to record")
-        path = Path(p["bag_path"] or f"bags/rdi_{datetime.now():%Y%m%d_%H%M%S}")
-        if path.exists():
-            raise ParameterError(f"parameter 'bag_path': {path} already exists; choose a new directory "
-                                 "(a bag is never overwritten)")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = check_bag_path(p["bag_path"] or f"bags/rdi_{datetime.now():%Y%m%d_%H%M%S}")
         self.bag = BagWriter(path, storage=storage, max_file_size_bytes=int(size_mb * 1e6),
                              max_file_duration_s=duration, flush_period_s=flush,
                              custom_data={"recorder": "robot_dynamics_id torque_logger"})
-        self.bag.open()
+        try:
+            self.bag.open()
+        except (OSError, BagWriterError) as exc:
+            raise ParameterError(f"parameter 'bag_path': cannot create the bag {path} ({exc}): choose a "
+                                 "directory you can write to") from None
         self._wanted = topics
         self._subscribed: dict[str, str] = {}
         self._counts: dict[str, int] = {}

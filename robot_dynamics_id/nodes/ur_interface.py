@@ -48,9 +48,10 @@ from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
+from ._run import flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
+from ._throttle import RepeatThrottle
 from ._trajectory_action import offer_follow_joint_trajectory
 from ._trajectory_msgs import TRAJECTORY_TOPIC, goal_from_message
-from ._run import freeze_startup_objects, raise_python_threads_priority, run_node
 
 __all__ = ["UrInterfaceNode", "main"]
 
@@ -61,6 +62,8 @@ TIMING_WINDOW_CYCLES = 5000
 #: ~/trajectory_status rate while a trajectory runs
 TRAJECTORY_STATUS_HZ = 20.0
 _EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+#: joint speed below which the arm counts as at rest when a signal stops the node (rad/s)
+_AT_REST_RAD_S = 0.01
 
 
 class UrInterfaceNode(Node):
@@ -68,9 +71,11 @@ class UrInterfaceNode(Node):
 
     def __init__(self) -> None:
         super().__init__("ur_interface")
-        raw = declare_parameters(self, UR_INTERFACE_PARAMETERS)
-        self.config = UrInterfaceConfig.from_parameters(raw)  # raises ParameterError naming the parameter
-        self.tracker = make_tracker(declare_parameters(self, TRAJECTORY_PARAMETERS))
+        raw = declare_parameters(self, UR_INTERFACE_PARAMETERS, TRAJECTORY_PARAMETERS)
+        trajectory = {s.name for s in TRAJECTORY_PARAMETERS}
+        # both raise ParameterError naming the parameter
+        self.config = UrInterfaceConfig.from_parameters({k: v for k, v in raw.items() if k not in trajectory})
+        self.tracker = make_tracker({k: v for k, v in raw.items() if k in trajectory})
         cfg = self.config
         if cfg.realtime_priority > 0:
             raise_python_threads_priority(self.get_logger())
@@ -93,10 +98,12 @@ class UrInterfaceNode(Node):
         self._clock_mark: tuple[float, float] | None = None  # (wall s, robot s) at the previous status
         self._real_time_factor: float | None = None
         self._reported_trajectory = self.tracker.status
+        self._throttle = RepeatThrottle(interval_s=1.0)
         self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
                                   cycle_controller=self.tracker, on_command=self._on_command)
         self.create_timer(1.0 / cfg.status_rate_hz, self._publish_status)
         self.create_timer(1.0 / TRAJECTORY_STATUS_HZ, self._publish_trajectory_status)
+        self.create_timer(1.0, self._report_held_back)
         freeze_startup_objects()
         self.loop.start()
         self.get_logger().info(
@@ -156,33 +163,45 @@ class UrInterfaceNode(Node):
     def _refuse_while_trajectory(self, what: str) -> bool:
         if not self.tracker.status.active:
             return False
-        self.get_logger().warning(f"{what} ignored: a trajectory is executing (one controller at a time; stop it "
-                                  f"with an empty JointTrajectory on {TRAJECTORY_TOPIC})", throttle_duration_sec=1.0)
+        self._report_throttled("warn", f"{what} ignored", f"{what} ignored: a trajectory is executing (one "
+                               f"controller at a time; stop it with an empty JointTrajectory on {TRAJECTORY_TOPIC})")
         return True
 
     def _on_velocity_command(self, msg: Float64MultiArray) -> None:
-        if self._refuse_while_trajectory("velocity command"):
-            return
-        try:
-            cmd = self.loop.submit_velocity(np.asarray(msg.data, float))
-        except CommandRejected as exc:
-            self.get_logger().error(f"velocity command refused: {exc.reason}")
-            self._publish_status(event=f"velocity command refused: {exc.reason}")
-            return
-        if cmd.notes:
-            self.get_logger().warning("; ".join(cmd.notes), throttle_duration_sec=1.0)
+        self._submit("velocity", self.loop.submit_velocity, msg)
 
     def _on_torque_command(self, msg: Float64MultiArray) -> None:
-        if self._refuse_while_trajectory("torque command"):
+        self._submit("torque", self.loop.submit_torque, msg)
+
+    def _submit(self, kind: str, submit, msg: Float64MultiArray) -> None:
+        if self._refuse_while_trajectory(f"{kind} command"):
             return
         try:
-            cmd = self.loop.submit_torque(np.asarray(msg.data, float))
+            cmd = submit(np.asarray(msg.data, float))
         except CommandRejected as exc:
-            self.get_logger().error(f"torque command refused: {exc.reason}")
-            self._publish_status(event=f"torque command refused: {exc.reason}")
+            self._report_throttled("error", f"{kind} refused", f"{kind} command refused: {exc.reason}")
             return
         if cmd.notes:
-            self.get_logger().warning("; ".join(cmd.notes), throttle_duration_sec=1.0)
+            self._report_throttled("warn", f"{kind} notes", "; ".join(cmd.notes), status=False)
+
+    def _report_throttled(self, level: str, kind: str, message: str, *, status: bool = True) -> None:
+        """Log (and put on ~/status) at most one message of each kind per second, with the count held back:
+        a publisher stuck on bad values must not flood the log (rejected_commands on ~/status counts all)."""
+        line = self._throttle.admit(kind, message)
+        if line is None:
+            return
+        # One call site per severity: rclpy refuses a call site whose severity changes between calls.
+        if level == "error":
+            self.get_logger().error(line)
+        else:
+            self.get_logger().warning(line)
+        if status:
+            self._publish_status(event=line)
+
+    def _report_held_back(self) -> None:
+        """Timer: the last of a burst of repeated messages, with its count, once the burst has ended."""
+        for line in self._throttle.pending():
+            self.get_logger().warning(line)
 
     # ---- loop thread → log and status ------------------------------------------------------------------
     def _on_event(self, level: str, message: str) -> None:
@@ -247,11 +266,39 @@ class UrInterfaceNode(Node):
         except Exception:  # the context may already be shut down during exit
             pass
 
+    # ---- stop on a signal (run_node) ------------------------------------------------------------------
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: a running trajectory slows down along its path (as a cancel does); a velocity or
+        torque command stream is ended with a stop at the guard's deceleration. run_node then waits for
+        :meth:`stop_finished` before :meth:`shutdown` disconnects."""
+        # the ramp takes ramp_s of robot time; a simulated robot on a loaded machine runs slower than the wall
+        rate = self._real_time_factor or 1.0
+        self.stop_timeout_s = 1.5 + self.tracker.ramp_s / max(0.1, min(1.0, rate))
+        if self.tracker.status.active:
+            self.get_logger().warning("stop requested (signal): the running trajectory stops along its path")
+            self.tracker.cancel("ur_interface is shutting down (signal): stopping along the path")
+        elif self.loop.status.mode != "none":
+            self.loop.request_stop("ur_interface is shutting down (signal): stopping the arm")
+
+    def stop_finished(self) -> bool:
+        """The arm is at rest (or the robot is not connected: nothing more can be done from here)."""
+        if self.tracker.status.active:
+            return False
+        latest = self.loop.latest_state
+        if latest is None or not self.loop.status.connected:
+            return True
+        return float(np.max(np.abs(latest.qd_rad_s))) < _AT_REST_RAD_S
+
     def shutdown(self) -> None:
         """Stop the arm and the threads; every queued sample is published first."""
         self.tracker.abort("ur_interface is shutting down")
         self.loop.stop()
         self._topics.close()
+        try:  # how the last trajectory ended (cancelled along its path by a signal, or aborted here)
+            self._publish_trajectory_status()
+        except Exception:  # the context may already be shut down
+            pass
+        flush_publishers((self._trajectory_pub, self._status_pub))
 
 
 def main(args=None) -> int:

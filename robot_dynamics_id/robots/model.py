@@ -15,7 +15,7 @@ import pinocchio as pin
 from .description import ROBOT_NAMES, RobotDescription, get_robot
 from .urdf import urdf_from_description
 
-__all__ = ["RobotModel", "load_robot", "model_from_description"]
+__all__ = ["RobotModel", "load_robot", "model_from_description", "robot_key", "same_robot"]
 
 #: Acceleration limit used when a URDF carries none (URDF has no field for it), rad/s².
 DEFAULT_ACCELERATION_LIMIT_RAD_S2 = 10.0
@@ -120,3 +120,20 @@ def load_robot(robot: str | RobotDescription, *, tool_frame: str = "tool0", tf_p
         return _model_from_urdf_file(Path(text).expanduser(), tool_frame)
     get_robot(text)  # raises the "unknown robot" error with the list of names
     raise AssertionError("unreachable")
+
+
+def robot_key(robot: str) -> str:
+    """What identifies a robot named in a file or a parameter: the UR name (lower case), or a URDF's stem.
+
+    Model files record the robot as given (``ur3`` or a URDF path), trajectory files as the robot's name
+    (a URDF's stem), so a URDF is compared by its stem: the same calibrated URDF copied to another
+    machine still matches."""
+    text = str(robot).strip()
+    if text.lower() in ROBOT_NAMES:
+        return text.lower()
+    return Path(text).stem
+
+
+def same_robot(a: str, b: str) -> bool:
+    """Whether two robot names or URDF paths (see :func:`robot_key`) name the same robot."""
+    return robot_key(a) == robot_key(b)

@@ -1,0 +1,209 @@
+"""The fault matrix: each fault, what the user sees, what is kept, the exit code, and the test that shows it.
+
+docs/faults.md is generated from :data:`FAULTS` (``python test/faults/fault_matrix.py --write``), and
+test/faults/test_fault_matrix.py checks that the page is current and that every row's test exists. The
+acceptance tests take their expectations from here (:func:`row`): the exit code, and ``phrase``, which must
+appear in what the user sees (stderr, the node's log, or the warnings of a read). A row cannot claim
+what no test shows, and a behaviour that changes fails its test until the row says so.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "faults.md"
+#: the exit column of a fault met while reading a recording: the read goes on, the warnings say what is lost
+READ = "read goes on"
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    area: str
+    fault: str
+    sees: str  # what the user sees; ``phrase`` is part of it, verbatim
+    phrase: str
+    kept: str
+    exit: int | str | None  # None: the process keeps running; a text where no process ends (a read)
+    test: str  # path::function of the test that shows it
+
+
+FAULTS: tuple[Fault, ...] = (
+    # ---- the robot connection -------------------------------------------------------------------------------
+    Fault("rtde_silent_controller", "robot connection",
+          "the controller accepts TCP on port 30004 but never answers (hung controller, another device)",
+          "within 2 s, a warning naming the address and the step not answered, e.g. \"accepts TCP on the RTDE "
+          "port 30004 but did not answer the protocol-version request within 1.5 s\"; retried with back-off; "
+          "Ctrl-C or SIGTERM end the node within 2 s",
+          "accepts TCP on the RTDE port 30004 but did not answer the protocol-version request within 1.5 s",
+          "nothing was commanded (never connected)", 0,
+          "test/faults/test_fault_acceptance.py::test_a_silent_controller_is_reported_and_signals_end_the_node"),
+    Fault("rtde_hang_inside_ur_rtde", "robot connection",
+          "the controller answers the probe, then hangs inside ur_rtde's own handshake (which holds the GIL)",
+          "after 5 s (native_call_bound_s) the process ends with \"Timeout (0:00:05)!\" and every thread's stack "
+          "on stderr",
+          "Timeout (0:00:0",
+          "the controller's RTDE watchdog and the control process (its pipe closes) stop the arm", 1,
+          "test/faults/test_rtde_probe.py::test_a_controller_that_hangs_after_the_probe_ends_the_process_after_the_bound"),
+    Fault("rtde_address", "robot connection", "robot_ip:=not.an.ip (not an address, does not resolve)",
+          "one line: \"configuration error: parameter 'robot_ip' = 'not.an.ip' is not an IP address and does not "
+          "resolve as a host name\"; no retries",
+          "parameter 'robot_ip' = 'not.an.ip' is not an IP address and does not resolve as a host name",
+          "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("rtde_cb3_rate", "robot connection", "rate_hz 500 against a CB3 controller (RTDE at 125 Hz)",
+          "the connection attempt is refused with \"is a CB3 (software 3.x), whose RTDE runs at 125 Hz, but rate_hz "
+          "is 500: set rate_hz: 125\"",
+          "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125",
+          "nothing was commanded", None,
+          "test/faults/test_rtde_probe.py::test_a_cb3_at_500_hz_is_refused_with_the_rate_to_use"),
+    # ---- signals: one shutdown path -------------------------------------------------------------------------
+    Fault("signal_excitation_streaming", "Ctrl-C / SIGTERM",
+          "Ctrl-C or SIGTERM to the excitation while it streams velocities",
+          "\"stop requested (signal): cancelling\"; the commanded velocity ramps to zero over ramp_s on the robot's "
+          "clock (as ~/cancel does)",
+          "stop requested (signal): cancelling",
+          "the arm at rest on its path; the bag being recorded keeps the ramp", 6,
+          "test/faults/test_fault_acceptance.py::test_a_signal_ramps_the_streaming_excitation_out_and_exits_6"),
+    Fault("signal_excitation_trajectory", "Ctrl-C / SIGTERM",
+          "Ctrl-C to the excitation while the trajectory controller executes its trajectory",
+          "an empty trajectory is sent (the controller stops along the path); \"cancelled\"",
+          "cancelled", "the arm at rest on its path", 6,
+          "test/nodes/test_excitation_driver.py::test_ctrl_c_sends_the_stop_and_exits_cancelled"),
+    Fault("signal_ur_interface_trajectory", "Ctrl-C / SIGTERM",
+          "Ctrl-C or SIGTERM to ur_interface while it executes a trajectory",
+          "\"stop requested (signal): the running trajectory stops along its path\"; the trajectory ends as "
+          "cancelled, then the node disconnects",
+          "stop requested (signal): the running trajectory stops along its path",
+          "the arm at rest on the trajectory's path (not a stop off the path)", 0,
+          "test/faults/test_fault_acceptance.py::test_a_signal_stops_ur_interfaces_trajectory_along_its_path"),
+    Fault("signal_torque_logger", "Ctrl-C / SIGTERM", "Ctrl-C or SIGTERM to torque_logger",
+          "\"bag … closed: N messages\"", "closed:",
+          "a finished bag: metadata.yaml written, every message received is in it", 0,
+          "test/faults/test_fault_acceptance.py::test_a_signal_finishes_the_bag_with_its_metadata"),
+    Fault("signal_natural_oscillation", "Ctrl-C / SIGTERM", "Ctrl-C or SIGTERM to natural_oscillation",
+          "\"natural oscillation cancelled (signal): arm stopped\"; no command after the zero-velocity stop",
+          "natural oscillation cancelled (signal): arm stopped",
+          "the trials finished so far on ~/progress", 6,
+          "test/faults/test_fault_acceptance.py::test_a_signal_cancels_natural_oscillation_with_exit_6"),
+    # ---- compatibility --------------------------------------------------------------------------------------
+    Fault("model_for_another_robot", "compatibility",
+          "osc_controller with a model_file identified on a UR10e and robot ur3",
+          "one line: \"model_file … was identified for ur10e, but parameter 'robot' is ur3\"",
+          "was identified for ur10e, but parameter 'robot' is ur3", "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_a_model_or_trajectory_for_another_robot_is_refused"),
+    Fault("trajectory_for_another_robot", "compatibility",
+          "an excitation planned for a UR10e run with robot ur3",
+          "one line: \"trajectory … was planned for ur10e, but parameter 'robot' is ur3\"",
+          "was planned for ur10e, but parameter 'robot' is ur3", "nothing moved", 2,
+          "test/faults/test_fault_acceptance.py::test_a_model_or_trajectory_for_another_robot_is_refused"),
+    Fault("trajectory_without_robot", "compatibility",
+          "a trajectory file that does not say which robot it was planned for (older or hand-written)",
+          "a warning: \"does not say which robot it was planned for … only checked against the ur3 limits\"; "
+          "it runs",
+          "does not say which robot it was planned for", "the run, checked against the configured robot's limits",
+          None, "test/faults/test_fault_acceptance.py::test_a_model_or_trajectory_for_another_robot_is_refused"),
+    # ---- configuration --------------------------------------------------------------------------------------
+    Fault("unknown_parameter", "configuration", "a misspelt parameter in a params file (wachdog_s)",
+          "one line: \"unknown parameter 'wachdog_s' (in FILE): did you mean 'watchdog_s'?\"",
+          "unknown parameter 'wachdog_s' (in ", "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("integer_for_double", "configuration", "rate_hz:=500 (an integer where a double is declared)",
+          "accepted as 500.0: the node starts (\"… 500 Hz …\" in its first line)", "500 Hz", "the node runs", None,
+          "test/faults/test_fault_acceptance.py::test_an_integer_for_a_double_is_accepted"),
+    Fault("wrong_type", "configuration", "watchdog_s:=abc (text where a number is declared)",
+          "one line: \"parameter 'watchdog_s' = 'abc' (on the command line) is a string, but watchdog_s must be a "
+          "number with a decimal point\"",
+          "parameter 'watchdog_s' = 'abc' (on the command line) is a string", "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("malformed_params_file", "configuration", "a params file that is not valid YAML",
+          "one line naming the file and the line: \"parameter file FILE is not valid YAML at line 4, column 1\"",
+          "is not valid YAML at line", "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("missing_params_file", "configuration", "a params file that does not exist (or is a directory)",
+          "one line: \"parameter file FILE does not exist: check the path given to --params-file\"",
+          "does not exist: check the path given to --params-file", "nothing started", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("bag_path_unusable", "configuration",
+          "torque_logger's bag_path exists, lies inside another bag, or cannot be created",
+          "one line before anything is recorded, e.g. \"parameter 'bag_path': … is inside the bag …; choose a "
+          "directory outside it\"",
+          "is inside the bag", "the existing bag untouched; nothing recorded", 2,
+          "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    # ---- noise on a fault -----------------------------------------------------------------------------------
+    Fault("command_flood", "repeated faults", "a publisher stuck on NaN velocity commands at 500 Hz",
+          "at most one line a second: \"velocity command refused: … (N more since HH:MM:SS.mmm)\"; "
+          "~/status counts every refusal (rejected_commands)",
+          "more since", "the arm stopped at the first bad command; the node keeps running", None,
+          "test/faults/test_fault_acceptance.py::test_a_flood_of_bad_commands_is_one_line_a_second_with_a_count"),
+    # ---- recordings -----------------------------------------------------------------------------------------
+    Fault("truncated_bag", "recordings",
+          "a finished bag whose .mcap or .db3 was cut short (a copy interrupted)",
+          "first warning: \"only 50 % of /joint_states read: 1,500 of the 3,000 messages metadata.yaml lists; "
+          "1,500 lost after t=3.00 s (the recording runs to t=6.00 s)\"",
+          "of /joint_states read:", "every complete message before the cut (sqlite: every readable row)", READ,
+          "test/io/test_bag_reader.py::test_truncated_and_corrupt_files"),
+    Fault("damaged_db3", "recordings", "a .db3 damaged in its middle (bad sectors)",
+          "the unreadable rows with the times around them (\"unreadable: rows 1456-1486 (between t=2.91 s and "
+          "t=2.97 s)\") and the loss against metadata.yaml",
+          "unreadable: rows", "the readable rows on both sides of the damage", READ,
+          "test/io/test_bag_losses.py::test_a_sqlite_file_damaged_in_its_middle_keeps_both_sides_and_names_what_is_lost"),
+    Fault("gap_in_joint_states", "recordings", "a 1 h gap in /joint_states",
+          "\"1 gap(s) longer than 5 sample periods (the longest 3.6e+03 s, after t=2.998 s): identification "
+          "splits the recording at it\"",
+          "identification splits the recording at it", "both segments, identified separately, never joined", READ,
+          "test/io/test_bag_losses.py::test_an_hour_long_gap_is_reported_as_the_split_identification_makes"),
+    Fault("gap_in_other_signal", "recordings", "a gap in /motor_currents while /joint_states go on",
+          "\"the 500 joint-state sample(s) inside have no current_a (NaN, not interpolated)\"",
+          "(NaN, not interpolated)", "every sample outside the gap", READ,
+          "test/io/test_bag_losses.py::test_a_gap_in_another_signal_leaves_nan_and_is_split_not_interpolated"),
+)
+
+
+def row(fault_id: str) -> Fault:
+    """The matrix row of ``fault_id`` (KeyError naming the known ids)."""
+    for fault in FAULTS:
+        if fault.id == fault_id:
+            return fault
+    raise KeyError(f"no fault {fault_id!r} in the matrix; known: {[f.id for f in FAULTS]}")
+
+
+def render() -> str:
+    """docs/faults.md."""
+    lines = [
+        "# Faults and bad input: what you see, what is kept, the exit code",
+        "",
+        "<!-- Generated from test/faults/fault_matrix.py (python test/faults/fault_matrix.py --write); "
+        "test/faults/test_fault_matrix.py checks it. -->",
+        "",
+        "Every row is shown by the test named in its last column, through the real executables where a node is "
+        "involved. Exit codes: 0 done (or a service ended by a signal), 1 error, 2 configuration (nothing was "
+        "started), 3 not at the start pose / the arm was stopped, 4 aborted, 5 the robot's joint states stopped, "
+        "6 cancelled by Ctrl-C / SIGTERM before the job finished; \"runs\": the fault does not end the process; "
+        "\"read goes on\": the recording is read with the warnings shown (they come first in "
+        "`Recording.warnings`, and `rdi identify` prints them).",
+        "",
+    ]
+    area = None
+    for fault in FAULTS:
+        if fault.area != area:
+            area = fault.area
+            lines += ["", f"## {area[0].upper() + area[1:]}", "",
+                      "| fault | what you see | what is kept | exit | shown by |", "|---|---|---|---|---|"]
+        code = "runs" if fault.exit is None else str(fault.exit)
+        path, _, name = fault.test.partition("::")
+        cells = [fault.fault, fault.sees, fault.kept, code, f"`{Path(path).name}::{name}`"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        DOC.parent.mkdir(parents=True, exist_ok=True)
+        DOC.write_text(render())
+        print(f"wrote {DOC}")
+    else:
+        sys.stdout.write(render())
