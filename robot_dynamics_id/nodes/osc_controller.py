@@ -11,7 +11,7 @@ Publishes
   /forward_effort_controller/commands      std_msgs/Float64MultiArray, Nm (output_mode torque)
   /forward_velocity_controller/commands    std_msgs/Float64MultiArray, rad/s (output_mode velocity)
   ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity,
-                                           loop timing, events
+                                           loop timing, events (new since the last state), stage_history (all stage changes)
 
 Two ways to reach the robot (``robot_connection``):
 
@@ -147,6 +147,8 @@ class OscControllerNode(Node):
         self._true_force_error_window_n: float | None = None
         self._timing_at = 0.0
         self._stage_events: list[str] = []
+        #: every stage change so far, in ~/state too: a subscriber that joins late still sees the sequence
+        self._stage_history: list[str] = []
         self._done = threading.Event()
         self._running = True
         self._robot_loop: RobotLoop | None = None
@@ -397,6 +399,7 @@ class OscControllerNode(Node):
         for event in cmd.events:
             text = f"stage {event}"
             self._stage_events.append(text)
+            self._stage_history.append(str(event))
             self.get_logger().info(text)
         values = cmd.torque_nm if self.output_mode == "torque" else cmd.velocity_rad_s
         if not np.all(np.isfinite(values)):
@@ -467,6 +470,7 @@ class OscControllerNode(Node):
         state.update(self._timing_statistics())
         if self._robot_loop is not None:
             state["robot"] = self._robot_loop.status.as_dict()
+        state["stage_history"] = self._stage_history[-50:]
         if self._stage_events:
             state["events"] = list(self._stage_events)
             self._stage_events.clear()

@@ -165,8 +165,9 @@ def test_velocity_streaming_option_records_every_command_it_published(tmp_path, 
         interface.stop()
     bag = tmp_path / "bag"
     recorded = [list(m.data) for _, m in _read(bag, "/forward_velocity_controller/commands")]
-    # ~500 commands/s when the machine keeps up; the streamer skips cycles (never queues them) when starved.
-    assert len(recorded) > 0.3 * 15 * 500
+    # ~500 commands/s when the machine keeps up; the streamer skips cycles (never queues them) when starved,
+    # so the count says how busy the machine was, not whether the stream is recorded: only that it ran
+    assert len(recorded) > 100
     # Every command the excitation published (seen by an independent subscriber) is in the bag, in order,
     # from the moment the logger's subscription matched (DDS does not deliver what was published before).
     published = probe.commands
