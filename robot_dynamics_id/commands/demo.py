@@ -79,7 +79,44 @@ def run(args: argparse.Namespace) -> int:
     summary["control"] = _polish(out, args.truth_seed, polishing_s, env, say)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     _print_summary(summary, out)
-    return 0 if summary["control"].get("ran") else 1
+    missed = missed_targets(summary)
+    summary["missed_targets"] = missed
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if missed:
+        print("DEMO FAILED: " + "; ".join(missed))
+        return 1
+    print("all targets met" + (" (quick run: the accuracy targets apply to the full demo)" if args.quick else ""))
+    return 0
+
+
+#: the demo's accuracy targets (full run); a quick run checks only what does not depend on its length
+GAIN_ERROR_TARGET_PERCENT = 2.0
+VALIDATION_FIT_TARGET_PERCENT = 97.0
+FORCE_ERROR_TARGET_N = 1.0
+
+
+def missed_targets(summary: dict) -> list[str]:
+    """The targets this run missed (empty: all met). Loop timing is reported, not judged: on a machine
+    without a real-time kernel it is the machine's, not the package's (README, real-time set-up)."""
+    missed = []
+    errors = summary.get("drive_gain_errors_percent") or []
+    if not errors or max(abs(e) for e in errors) > GAIN_ERROR_TARGET_PERCENT:
+        missed.append(f"drive gains not within {GAIN_ERROR_TARGET_PERCENT} % of the simulated truth ({errors})")
+    ident = summary.get("identification") or {}
+    if not all(ident.get("physically_consistent_links") or [False]):
+        missed.append("the identified model is not physically consistent")
+    control = summary.get("control") or {}
+    if not control.get("ran"):
+        missed.append(f"force control never reached hybrid force/motion control ({control.get('stopped')})")
+    if summary.get("quick"):
+        return missed
+    fits = ident.get("validation_fit_percent") or []
+    if not fits or min(fits) < VALIDATION_FIT_TARGET_PERCENT:
+        missed.append(f"validation fit below {VALIDATION_FIT_TARGET_PERCENT} % on a joint ({fits})")
+    force = control.get("force_error_abs_max_n")
+    if force is None or force > FORCE_ERROR_TARGET_N:
+        missed.append(f"true force error {force} N above {FORCE_ERROR_TARGET_N} N")
+    return missed
 
 
 # ---- 1. excitation ---------------------------------------------------------------------------------------
@@ -326,7 +363,10 @@ def _print_summary(summary: dict, out: Path) -> None:
         print(f"  |force error| after settling, as the F/T sensor measures it (0.2 N noise): max "
               f"{ctl['measured_force_error_abs_max_n']:.2f} N, RMS {ctl['measured_force_error_rms_n']:.2f} N")
         if ctl.get("loop_period_error_us_p99") is not None:
-            print(f"  control loop period error p99 {ctl['loop_period_error_us_p99']:.0f} us (target <= 500 us); "
+            p99 = ctl["loop_period_error_us_p99"]
+            verdict = "met" if p99 <= 500 else (f"not met on this machine, load average {os.getloadavg()[0]:.1f}: "
+                                                "a lab PC needs a real-time kernel (README); not judged here")
+            print(f"  control loop period error p99 {p99:.0f} us (target <= 500 us: {verdict}); "
                   f"law step p99 {ctl['step_time_us_p99']:.0f} us")
     else:
         print(f"  no settled contact recorded (controller stopped: {ctl.get('stopped')})")

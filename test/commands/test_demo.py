@@ -42,3 +42,24 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path):
     # Contact held through the whole task. The 1 N bar is the full demo's and the benchmark's (quiet
     # machine); here the check is that force control works end to end, with margin for a loaded machine.
     assert control["force_error_abs_max_n"] < 3.0, control
+
+
+def _summary(**changes):
+    summary = {"quick": False, "drive_gain_errors_percent": [0.1] * 6,
+               "identification": {"physically_consistent_links": [True] * 6, "validation_fit_percent": [98.0] * 6},
+               "control": {"ran": True, "force_error_abs_max_n": 0.7, "stopped": "polishing finished"}}
+    summary.update(changes)
+    return summary
+
+
+def test_the_demo_fails_when_it_misses_an_accuracy_target():
+    from robot_dynamics_id.commands.demo import missed_targets
+
+    assert missed_targets(_summary()) == []
+    assert "validation fit" in missed_targets(_summary(identification={
+        "physically_consistent_links": [True] * 6, "validation_fit_percent": [98.0] * 5 + [96.0]}))[0]
+    assert "force error" in missed_targets(_summary(control={"ran": True, "force_error_abs_max_n": 1.2}))[0]
+    assert "drive gains" in missed_targets(_summary(drive_gain_errors_percent=[0.1] * 5 + [2.5]))[0]
+    # a quick run judges only what does not depend on its length
+    assert missed_targets(_summary(quick=True, control={"ran": True, "force_error_abs_max_n": 2.0})) == []
+    assert missed_targets(_summary(quick=True, control={"ran": False, "stopped": "fault"}))
