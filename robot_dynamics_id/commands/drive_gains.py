@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 COMMAND = "drive-gains"
 HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))
     print(f"use them with: rdi identify --drive-gains {','.join(f'{g:.4g}' for g in gains)} --torque-source current")
+    for w in result["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)

@@ -47,6 +47,7 @@ __all__ = [
     "BagReadError",
     "BagSource",
     "BagTopics",
+    "JOINT_STATES_EFFORT",
     "JointVectorTopic",
     "bag_summary",
     "open_bag",
@@ -57,6 +58,10 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
 _MCAP_MAGIC = b"\x89MCAP0\r\n"
+
+
+#: what JointState.effort on the joint-states topic may hold (BagTopics.joint_states_effort)
+JOINT_STATES_EFFORT = ("torque_nm", "current_a", "current_as_torque_nm", "ignore")
 
 
 class BagReadError(ValueError):
@@ -93,7 +98,9 @@ class BagTopics:
 
     ``joint_states_effort`` says what ``JointState.effort`` on ``joint_states``
     holds: 'torque_nm' (a torque interface -> Recording.effort_nm), 'current_a'
-    (the official UR driver's default -> Recording.current_a) or 'ignore'.
+    (the official UR driver's default -> Recording.current_a), 'current_as_torque_nm'
+    (the UR driver on new firmware: UR's gravity-compensated actual_current_as_torque ->
+    Recording.current_as_torque_nm) or 'ignore'.
     An optional topic set to ``None`` is not read; one missing from the bag is
     reported in ``Recording.warnings`` unless listed in ``read_bag(require=...)``.
     """
@@ -108,8 +115,8 @@ class BagTopics:
     effort_commands: str | None = "/forward_effort_controller/commands"
 
     def __post_init__(self) -> None:
-        if self.joint_states_effort not in ("torque_nm", "current_a", "ignore"):
-            raise ValueError(f"BagTopics.joint_states_effort must be 'torque_nm', 'current_a' or 'ignore', "
+        if self.joint_states_effort not in JOINT_STATES_EFFORT:
+            raise ValueError(f"BagTopics.joint_states_effort must be one of {', '.join(JOINT_STATES_EFFORT)}, "
                              f"got {self.joint_states_effort!r}")
 
     @classmethod
@@ -713,7 +720,7 @@ def read_bag(
         held: dict[str, _Series] = {}
         used: dict[str, str] = {"q_rad": topics.joint_states, "qd_rad_s": topics.joint_states}
         if js_effort is not None:
-            name = "effort_nm" if topics.joint_states_effort == "torque_nm" else "current_a"
+            name = {"torque_nm": "effort_nm"}.get(topics.joint_states_effort, topics.joint_states_effort)
             stamped[name] = js_effort
             used[name] = topics.joint_states + " effort"
         for name, spec in (("current_a", topics.motor_currents), ("target_current_a", topics.target_currents),
