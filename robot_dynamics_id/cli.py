@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rdi {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, OSError, RuntimeError) as exc:
         # Errors of the package carry the fix in their message; no traceback for users.
         print(f"rdi {args.command}: error: {exc}", file=sys.stderr)
         return 1

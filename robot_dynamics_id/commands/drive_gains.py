@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))
-    print(f"use them with: rdi identify --drive-gains {','.join(f'{g:.4g}' for g in gains)} --torque-source current")
+    listed = ",".join(f"{g:.4g}" for g in gains)
+    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")
     for w in result["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     if args.out:

@@ -125,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
                            moving_threshold_rad_s=args.moving_threshold)
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
+    gains = summary["drive_gains_nm_per_a"]
+    print("drive gains in model.yaml: " + (", ".join(f"{g:.4g}" for g in gains) + " Nm/A" if gains is not None else
+                                           "none (not given; a controller estimating force from currents needs them)"))
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["fit_percent"]))
     print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in summary["moving_rre_percent"]))
     if summary["validation_fit_percent"] is not None:

@@ -150,12 +150,14 @@ def _method_and_source(method: str, torque_source: str, choices=TORQUE_SOURCES) 
 
 
 def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_hz: float | None, *, label: str,
-                    robot_fix: str, skip_robot_check: bool) -> tuple[list[str], dict]:
-    """Data checks on a recording's torque (joint count done): returns (warnings, check summary)."""
+                    robot_fix: str, skip_robot_check: bool, data=None) -> tuple[list[str], dict]:
+    """Data checks on a recording's torque (joint count done; ``data``: the signal already preprocessed):
+    returns (warnings, check summary)."""
     from .preprocessing import PreprocessingOptions, preprocess
 
-    data = preprocess(recording.time_s, recording.q_rad, signal.torque_nm, qd_rad_s=recording.qd_rad_s,
-                      options=PreprocessingOptions(cutoff_hz=cutoff_hz))
+    if data is None:
+        data = preprocess(recording.time_s, recording.q_rad, signal.torque_nm, qd_rad_s=recording.qd_rad_s,
+                          options=PreprocessingOptions(cutoff_hz=cutoff_hz))
     warnings, scale = check_torque_fits_robot(robot, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, data.torque,
                                               source=signal.source, drive_gains_nm_per_a=signal.drive_gains_nm_per_a,
                                               robot_label=label, robot_fix=robot_fix,
@@ -211,7 +213,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     _check_cancel(cancel)
     data = prepare(recording, rm, options)
     check_warnings, checks = _checked_signal(recording, rm, signal, data.cutoff_hz, label=f"--robot {robot}",
-                                             robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
+                                             robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check,
+                                             data=data)
     warnings += check_warnings
     _check_cancel(cancel)
     result = identify(recording, rm, options, preprocessed=data)
@@ -257,6 +260,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "physically_consistent_links": result.physically_consistent_links.tolist(),
         "condition_number": float(result.condition_number),
         "torque_source": signal.description,
+        "drive_gains_nm_per_a": None if gains is None else gains.tolist(),
         "identified_from": result.model.provenance.get("identified_from"),
         "read_s": t_read,
         "identify_s": float(sum(result.timings_s.values())),

@@ -153,15 +153,13 @@ def write_predictions(path: str | Path, result: ValidationResult) -> Path:
         header += [f"{prefix}_{j}" for j in range(n)]
     header += [f"moving_{j}" for j in range(n)]
     values = np.hstack(blocks)
-    moving = result.moving.astype(int)
-    scored = result.scored.astype(int)
+    # One format string per row over plain Python lists: ~3x faster than formatting value by value.
+    row_format = "%.6f,%s,%d," + ",".join(["%.6g"] * values.shape[1]) + "," + ",".join(["%d"] * n) + "\n"
+    rows = zip(result.time_s.tolist(), result.status.tolist(), result.scored.astype(int).tolist(), values.tolist(),
+               result.moving.astype(int).tolist())
     with path.open("w", encoding="ascii") as handle:
         handle.write(",".join(header) + "\n")
-        for k in range(result.time_s.shape[0]):
-            row = [f"{result.time_s[k]:.6f}", result.status[k], str(scored[k])]
-            row += [f"{v:.6g}" for v in values[k]]
-            row += [str(v) for v in moving[k]]
-            handle.write(",".join(row) + "\n")
+        handle.writelines(row_format % (t, status, scored, *v, *m) for t, status, scored, v, m in rows)
     return path
 
 

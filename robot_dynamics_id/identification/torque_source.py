@@ -162,12 +162,13 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
             raise _refuse_auto(recording, current, effort_is_moment)
     if source == "current":
         if current is None:
-            raise TorqueSourceError(f"--torque-source current needs motor currents, but the data hold {_holdings(recording)}."
-                                    " For a bag of the official UR driver (JointState.effort = current) pass "
-                                    "--ur-driver-topics; otherwise choose another --torque-source")
+            raise TorqueSourceError(f"--torque-source current needs motor currents, but the data hold "
+                                    f"{_holdings(recording)}. For a bag of the official UR driver (JointState.effort "
+                                    "= current) pass --ur-driver-topics; otherwise choose another --torque-source")
         if drive_gains_nm_per_a is None:
-            raise TorqueSourceError("--torque-source current needs the drive gains (Nm/A per joint): pass --drive-gains "
-                                    "K1,...,K6, or identify them with `rdi drive-gains` and a known payload")
+            raise TorqueSourceError("--torque-source current needs the drive gains (Nm/A per joint): pass "
+                                    "--drive-gains K1,...,K6, or identify them with `rdi drive-gains` and a known "
+                                    "payload")
         gains = check_drive_gains(drive_gains_nm_per_a, current.shape[1], what="--drive-gains",
                                   plausible=plausible_gains)
         return TorqueSignal(torque_from_current(current, gains), "current", gains,
@@ -177,8 +178,8 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
             if _array(recording, "current_as_torque_nm") is not None:
                 raise TorqueSourceError(f"--torque-source effort: the data hold no joint torque, only "
                                         f"{_holdings(recording)}. {_GRAVITY_COMPENSATED_FIX}")
-            raise TorqueSourceError(f"--torque-source effort needs a joint torque (a torque interface's effort), but the "
-                                    f"data hold {_holdings(recording)}; choose another --torque-source")
+            raise TorqueSourceError(f"--torque-source effort needs a joint torque (a torque interface's effort), but "
+                                    f"the data hold {_holdings(recording)}; choose another --torque-source")
         if effort_is_moment:
             raise _refuse_auto(recording, None, True)
         return TorqueSignal(effort, "effort", None, "joint torque (effort of a torque interface, Nm)")

@@ -155,7 +155,7 @@ def read_ur_csv(
         text = (f"{int(bad.sum())} of {bad.size} rows hold NaN/inf (first data rows: "
                 f"{', '.join(str(r + 1) for r in rows[:5])}{', ...' if rows.size > 5 else ''})")
         if nan_policy == "raise":
-            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' to drop them")
+            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop them")
         warnings.append(text + "; dropped")
         arrays = {k: v[~bad] for k, v in arrays.items()}
     t = arrays.pop("timestamp")[:, 0]

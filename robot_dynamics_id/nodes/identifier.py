@@ -122,9 +122,11 @@ class IdentifierNode(Node):
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))
             self.exit_code = EXIT_CANCELLED
             return
-        except (ValueError, FileNotFoundError, RuntimeError) as exc:
-            self.get_logger().error(f"identification failed: {exc}")
-            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": str(exc)})))
+        except Exception as exc:  # noqa: BLE001 - any failure must end the node (exit 1), never leave it spinning
+            known = isinstance(exc, (ValueError, OSError, RuntimeError))
+            text = str(exc) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
+            self.get_logger().error(f"identification failed: {text}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": text})))
             self.exit_code = 1
             return
         fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
