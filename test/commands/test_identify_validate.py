@@ -78,6 +78,17 @@ def test_default_identify_then_validate_gives_the_numbers_of_explicit_flags(data
     assert record["data"] == data["train_bag"] and record["robot"] == "ur3"
 
 
+def test_identify_can_validate_and_compare_with_urs_model_in_one_run(data, tmp_path, capsys):
+    assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--validate",
+                     data["check_csv"], "--compare-ur-model") == 0
+    out = capsys.readouterr().out
+    assert "validation fit per joint" in out and "validation: moving-sample RRE per joint (%): ours" in out
+    summary = json.loads((tmp_path / "m/summary.json").read_text())
+    assert min(summary["validation_fit_percent"]) > 95.0
+    assert len((tmp_path / "m/validation_predictions.csv").read_text().splitlines()) == 1001
+    assert _metrics(tmp_path / "m")["validation"]["ur_model"]["moving_rre_percent"]
+
+
 def test_with_gains_auto_uses_currents_and_validate_reuses_the_models_gains(data, tmp_path):
     assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0
     model = yaml.safe_load((tmp_path / "m/model.yaml").read_text())
