@@ -202,10 +202,13 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     check_joint_count(recording.n_joints, rm)
     signal = select_torque(recording, torque_source, gains)
     warnings = [*recording.warnings, *signal.notes]
-    identified_from = {"data": str(Path(data_path).resolve()), "robot": str(robot), "tool_frame": tool_frame,
+    # A URDF robot is named by its absolute path in model.yaml, so validate finds the same kinematics.
+    robot_ref = rm.name if rm.description is not None else str(Path(robot).expanduser().resolve())
+    identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
                        "read": read.describe()}
     options = IdentificationOptions(
         estimator=method, torque_source=signal.source, progress=progress, drive_gains_nm_per_a=gains,
+        prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
         provenance={"data": str(Path(data_path).resolve()), "torque": signal.description, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
                     "warnings": list(warnings), "identified_from": identified_from})

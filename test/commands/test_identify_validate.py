@@ -166,6 +166,20 @@ def test_ur10e_data_are_not_identified_as_a_ur3(data, tmp_path, capsys):
     assert "--robot ur3 contradicts the model, which was identified for ur10e" in capsys.readouterr().err
 
 
+def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):
+    from robot_dynamics_id.robots.model import load_robot
+
+    urdf = tmp_path / "lab_ur3.urdf"
+    urdf.write_text(load_robot("ur3").urdf)
+    assert _identify(data["train_bag"], tmp_path / "m", "--urdf", urdf) == 0
+    model = yaml.safe_load((tmp_path / "m/model.yaml").read_text())
+    assert model["robot"] == str(urdf.resolve())
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_bag"], "--out",
+               tmp_path / "v") == 0
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_bag"], "--out",
+               tmp_path / "v", "--robot", urdf) == 0
+
+
 def test_predictions_cover_every_sample_at_the_recordings_timestamps(data, tmp_path):
     assert _identify(data["train_bag"], tmp_path / "m") == 0
     assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_csv"], "--out",
