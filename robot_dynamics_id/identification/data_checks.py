@@ -17,17 +17,17 @@ result is written:
   a_g is ~1 for the joint torque of the robot the nominal model describes (link
   masses within tens of percent); ~1/K (K the drive gain, ~10 Nm/A) for motor
   current read as torque; ~0 for UR's gravity-compensated
-  ``actual_current_as_torque``; ~6 for a UR10e recording checked against the UR3
-  (gravity torque grows with mass x reach). Only joints whose nominal gravity
-  torque varies by at least :data:`MIN_GRAVITY_SPREAD_OF_RATING` of their rating
-  over the recording carry the check (on a UR: shoulder and elbow); the median
-  of their a_g is the data's scale.
+  ``actual_current_as_torque``; several times 1 for a recording of a larger UR
+  checked against a smaller one (gravity torque grows with mass x reach). Only
+  joints whose nominal gravity torque varies by at least
+  :data:`MIN_GRAVITY_SPREAD_OF_RATING` of their rating over the recording carry
+  the check (on a UR: shoulder and elbow, often wrist 1); the median of their
+  a_g is the data's scale.
   Outside :data:`SCALE_OK` is a warning, outside :data:`SCALE_PLAUSIBLE` an
   error naming the likely cause: the known UR whose nominal model gives a scale
   nearest 1 (:func:`likely_robots`), gains that are off (the implied gains), a
   current read as torque, or a gravity-compensated torque. A payload at the
-  flange raises the scale too (a 3 kg payload on a UR3 about doubles the
-  shoulder's gravity torque): the message says so.
+  flange raises the scale too: the message says so.
 * **identified masses far from the nominal ones** (:func:`mass_warnings`).
 
 Errors raise :class:`DataCheckError`; warnings are returned as strings. The
