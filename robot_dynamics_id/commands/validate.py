@@ -19,6 +19,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder (new, empty or an earlier rdi result)")
     parser.add_argument("--robot", help="the robot the data come from; must be the model's (checked), default: "
                                         "the model's")
+    parser.add_argument("--cutoff-hz", type=float, metavar="HZ",
+                        help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: the "
+                             "cut-off the model was identified with)")
     add_data_arguments(parser, validate=True)
 
 
@@ -29,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
                            drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
                            read=read_options(args), tool_frame=args.tool_frame,
                            skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
-                           moving_threshold_rad_s=args.moving_threshold)
-    print(f"torque: {metrics['torque_source']}; predicted with the model's {metrics['prediction']}")
+                           moving_threshold_rad_s=args.moving_threshold, cutoff_hz=args.cutoff_hz)
+    print(f"torque: {metrics['torque_source']}, low-passed at {metrics['cutoff_hz']:.3g} Hz; predicted with the "
+          f"model's {metrics['prediction']}")
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in metrics["fit_percent"]))
     print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in metrics["rms_nm"]))

@@ -356,9 +356,10 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                  drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
                  read: ReadOptions | None = None, tool_frame: str | None = None, skip_robot_check: bool = False,
                  compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
-                 cancel: threading.Event | None = None) -> dict:
+                 cutoff_hz: float | None = None, cancel: threading.Event | None = None) -> dict:
     """Score a model on another recording; write metrics.json and predictions.csv (every sample, Nm).
 
+    ``cutoff_hz``: low-pass of measurement and model inputs (default: the model's training cut-off).
     Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
     from .report import write_metrics, write_predictions
     from .validation import doubtful_fits, validate_recording
@@ -381,7 +382,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
     signal = select_torque(recording, source, gains)
-    cutoff = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
+    cutoff = cutoff_hz if cutoff_hz is not None else (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
     cutoff = float(cutoff) if cutoff else None
     check_warnings, checks = _checked_signal(
         recording, rm, signal, cutoff, label=f"the model's robot {model.robot}",

@@ -185,7 +185,7 @@ def test_predictions_cover_every_sample_at_the_recordings_timestamps(data, tmp_p
     assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_csv"], "--out",
                tmp_path / "v", "--torque-source", "effort", "--skip-robot-check") == 1  # a CSV has no effort
     assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_bag"], "--out",
-               tmp_path / "v", "--compare-ur-model") == 0
+               tmp_path / "v", "--compare-ur-model", "--cutoff-hz", "10") == 0
     lines = (tmp_path / "v/predictions.csv").read_text().splitlines()
     header = lines[0].split(",")
     assert header[:3] == ["time_s", "status", "scored"]
@@ -194,6 +194,7 @@ def test_predictions_cover_every_sample_at_the_recordings_timestamps(data, tmp_p
     times = np.array([float(line.split(",", 1)[0]) for line in lines[1:]])
     np.testing.assert_allclose(np.diff(times), 0.01, atol=1e-6)
     metrics = _metrics(tmp_path / "v")
+    assert metrics["cutoff_hz"] == 10.0
     assert metrics["samples"] == sum(line.split(",")[2] == "1" for line in lines[1:])
     assert len(metrics["moving_rre_percent"]) == 6 and len(metrics["ur_model"]["moving_rre_percent"]) == 6
     training = (tmp_path / "m/predictions.csv").read_text().splitlines()
