@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from robot_dynamics_id.launch_emulation import plan_launch
+from robot_dynamics_id.node_launch import launch_plan as plan_launch  # the runtime plan of the launch file
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 
 _LINE = re.compile(r"\[(?:INFO|WARN|ERROR)\] \[(\d+\.\d+)\] \[ur_interface\]: (.*)")

@@ -9,6 +9,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
 
 # Before numpy loads: the package's matrices are small, and threaded BLAS on a shared
@@ -43,21 +44,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every command cleans up (no half-written result stays)."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(args._run(args) or 0)
+    except _Terminated:
+        print(f"rdi {args.command}: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
-        print("rdi: interrupted", file=sys.stderr)
+        print(f"rdi {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, OSError, RuntimeError) as exc:
         # Errors of the package carry the fix in their message; no traceback for users.
         print(f"rdi {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

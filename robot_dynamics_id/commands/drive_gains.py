@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 COMMAND = "drive-gains"
 HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
@@ -25,25 +26,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--payload-kg", type=float, required=True, help="payload mass, kg")
     parser.add_argument("--payload-com", default="0,0,0", help="payload centre of mass in tool0, m (x,y,z)")
     parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path")
-    parser.add_argument("--ur-driver-topics", action="store_true", help="bags from the official UR driver")
-    from .identify import add_driver_effort_argument
-
-    add_driver_effort_argument(parser)
+    parser.add_argument("--ur-driver-topics", action="store_true",
+                        help="bags from the official UR driver (JointState.effort = motor current, checked from the "
+                             "data unless --joint-states-effort current states it)")
+    parser.add_argument("--joint-states-effort", choices=("current",),
+                        help="current: JointState.effort is motor current (A), without the data check (the driver "
+                             "ran with use_currents_as_efforts: true)")
     parser.add_argument("--out", help="also write the result as JSON to this file")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.job import run_drive_gains
+    from ..identification.job import ReadOptions, run_drive_gains
 
     if not args.payload_kg > 0:
         raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
     result = run_drive_gains(args.data, args.payload_data, robot=args.robot, payload_mass_kg=args.payload_kg,
                              payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
-                             ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
+                             read=ReadOptions(ur_driver_topics=args.ur_driver_topics,
+                                              joint_states_effort=args.joint_states_effort))
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))
-    print(f"use them with: rdi identify --drive-gains {','.join(f'{g:.4g}' for g in gains)} --torque-source current")
+    listed = ",".join(f"{g:.4g}" for g in gains)
+    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")
+    for w in result["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 COMMAND = "identify"
 HELP = "identify the dynamics from a rosbag2 bag or a ur_rtde CSV; writes DIR/model.yaml and a report"
+
+EXIT_CODES = ("exit codes: 0 result written and plausible; 1 refused (nothing written; the message names the fix); "
+              "3 result written but doubtful (a fit far below zero: see metrics.json 'problems'); 130 interrupted "
+              "(Ctrl-C) or 143 terminated (SIGTERM), nothing written")
 
 
 def parse_gains(text: str | None):
@@ -21,56 +24,135 @@ def parse_gains(text: str | None):
     return values
 
 
-def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+def parse_topics(items: list[str] | None) -> dict[str, str]:
+    """['motor_currents=/x', ...] -> {'motor_currents': '/x'}."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        field, sep, topic = item.partition("=")
+        if not sep or not field or not topic:
+            raise ValueError(f"--topic {item!r}: write FIELD=TOPIC, e.g. motor_currents=/ur/motor_currents")
+        out[field.strip()] = topic.strip()
+    return out
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, *, validate: bool = False, checks: bool = True,
+                       torque_help: str | None = None) -> None:
+    """Options shared by identify, validate and payload: torque source, gains, how to read the data, and (with
+    ``checks``) the robot checks and scoring options of identify and validate. ``torque_help``: another help
+    text for --torque-source (a command whose 'auto' means something else)."""
+    from ..identification.job import JOINT_STATES_EFFORT, TOPIC_FIELDS, TORQUE_SOURCES, VALIDATE_TORQUE_SOURCES
+    from ..identification.metrics import MOVING_THRESHOLD_RAD_S
+    from ..identification.torque_source import TORQUE_SOURCE_RULE
+
     parser.add_argument("--drive-gains", metavar="K1,...,K6",
-                        help="joint torque per motor current, Nm/A (needed for --torque-source current)")
-    parser.add_argument("--torque-source", default="auto", choices=("auto", "current", "target_moment", "effort"),
-                        help="torque from motor current x gain, RTDE target moment, or a torque topic/column "
-                             "(auto: current if gains are given, else effort, else target moment)")
+                        help="joint torque per motor current, Nm/A, one per joint (identify them with "
+                             "`rdi drive-gains`)" + ("; default: the model's" if validate else ""))
+    if validate:
+        parser.add_argument("--torque-source", default="model", choices=VALIDATE_TORQUE_SOURCES,
+                            help="default 'model': the source (and gains) the model was identified from, as "
+                                 f"model.yaml records it; the others as in rdi identify ({TORQUE_SOURCE_RULE})")
+    else:
+        parser.add_argument("--torque-source", default="auto", choices=TORQUE_SOURCES,
+                            help=torque_help or TORQUE_SOURCE_RULE)
     parser.add_argument("--ur-driver-topics", action="store_true",
-                        help="the bag was recorded from the official UR ROS 2 driver (JointState.effort = current)")
-    add_driver_effort_argument(parser)
+                        help="the bag was recorded from the official UR ROS 2 driver: JointState.effort is read as "
+                             "motor current and checked from the data (refused when it is the gravity-compensated "
+                             "torque of new firmware) unless --joint-states-effort states what it holds")
+    parser.add_argument("--joint-states-effort", choices=tuple(JOINT_STATES_EFFORT),
+                        help="what JointState.effort in the bag holds, stated (no data check): torque (a torque "
+                             "interface, e.g. our ur_interface; the default for our bags), current (A; the UR "
+                             "driver's with use_currents_as_efforts: true), current_as_torque (UR's "
+                             "gravity-compensated value: the UR driver on new firmware; never used as torque) or "
+                             "ignore")
+    parser.add_argument("--topic", action="append", metavar="FIELD=TOPIC",
+                        help=f"read FIELD from another topic (repeatable); FIELD: {', '.join(TOPIC_FIELDS)}")
+    parser.add_argument("--nan-policy", default="raise", choices=("raise", "drop"),
+                        help="samples with NaN/inf: refuse the data (default) or drop them (each drop reported)")
+    if not checks:
+        return
+    parser.add_argument("--tool-frame", default=None if validate else "tool0",
+                        help="last frame of a URDF robot (default tool0" + (", or the model's" if validate else "")
+                             + ")")
+    parser.add_argument("--skip-robot-check", action="store_true",
+                        help="report, but do not refuse, torques that do not fit the robot's nominal model (an arm "
+                             "that really differs from it)")
+    parser.add_argument("--compare-ur-model", action="store_true",
+                        help="also score UR's own model (target_current x gains, else target_moment) against the "
+                             "same measured torque: moving-sample RRE of both per joint")
+    parser.add_argument("--moving-threshold", type=float, default=MOVING_THRESHOLD_RAD_S, metavar="RAD_S",
+                        help=f"a joint moves above this speed, rad/s (moving-sample RRE; default "
+                             f"{MOVING_THRESHOLD_RAD_S})")
 
 
-def add_driver_effort_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--driver-effort", default="check", choices=("check", "current"),
-                        help="with --ur-driver-topics: check from the data that the driver's effort is motor current "
-                             "(not the gravity-compensated torque of new firmware), or 'current' to say it is "
-                             "(driver ran with use_currents_as_efforts: true)")
+def read_options(args: argparse.Namespace):
+    """The :class:`~robot_dynamics_id.identification.job.ReadOptions` of the parsed data arguments."""
+    from ..identification.job import ReadOptions
+
+    threshold = getattr(args, "moving_threshold", 0.0)
+    if not threshold >= 0:
+        raise ValueError(f"--moving-threshold {threshold}: give a speed >= 0 rad/s")
+    return ReadOptions(ur_driver_topics=args.ur_driver_topics, joint_states_effort=args.joint_states_effort,
+                       topics=parse_topics(args.topic), nan_policy=args.nan_policy)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXIT_CODES
     parser.add_argument("--data", required=True, help="rosbag2 bag directory (or .mcap/.db3) or ur_rtde CSV file")
-    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e (default ur3)")
+    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e (default ur3); the data are checked "
+                                                       "against its nominal model")
     parser.add_argument("--urdf", help="a URDF file to use instead of a built-in robot")
-    parser.add_argument("--out", required=True, help="output folder (model.yaml, model.urdf, metrics.json, plots)")
+    parser.add_argument("--out", required=True,
+                        help="output folder (model.yaml, model.urdf, metrics.json, predictions.csv, plots); must be "
+                             "new, empty or an earlier rdi result (replaced only when the new one is complete)")
     parser.add_argument("--method", default="consistent", choices=("consistent", "wls", "ols", "irls"),
-                        help="estimator (default: physically consistent)")
+                        help="estimator (default: physically consistent; the others give base parameters and a "
+                             "per-link model that may not be physical)")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_arguments(parser)
 
 
+def print_ur_comparison(metrics: dict, label: str) -> None:
+    """One line: moving-sample RRE of ours and of UR's model per joint, and their ratio."""
+    ur = metrics.get("ur_model")
+    if not ur:
+        return
+    ours = ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"])
+    theirs = ", ".join(f"{v:.2f}" for v in ur["moving_rre_percent"])
+    ratio = ", ".join(f"{v:.2f}" for v in metrics["moving_rre_ratio_to_ur_model"])
+    print(f"{label}: moving-sample RRE per joint (%): ours {ours}; UR's model {theirs}; ours/UR {ratio}")
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..identification.job import run_identify
+    from ..identification.job import EXIT_DOUBTFUL, run_identify
 
     summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
                            torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
-                           method=args.method, ur_driver_topics=args.ur_driver_topics,
-                           validation_path=args.validate, progress=not args.quiet, plots=not args.no_plots,
-                           driver_effort=args.driver_effort)
-    fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
+                           method=args.method, validation_path=args.validate, progress=not args.quiet,
+                           plots=not args.no_plots, read=read_options(args), tool_frame=args.tool_frame,
+                           skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
+                           moving_threshold_rad_s=args.moving_threshold)
     print(f"model: {summary['model']}")
-    print(f"fit per joint (%): {fits}")
+    print(f"torque: {summary['torque_source']}")
+    gains = summary["drive_gains_nm_per_a"]
+    print("drive gains in model.yaml: " + (", ".join(f"{g:.4g}" for g in gains) + " Nm/A" if gains is not None else
+                                           "none (not given; a controller estimating force from currents needs them)"))
+    print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["fit_percent"]))
+    print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in summary["moving_rre_percent"]))
     if summary["validation_fit_percent"] is not None:
         print("validation fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["validation_fit_percent"]))
+        print("validation moving-sample RRE per joint (%): "
+              + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
+    for label, metrics in (summary.get("ur_model_comparison") or {}).items():
+        print_ur_comparison(metrics, label)
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")
-    print(f"torque: {summary['torque_source']}; identification {summary['identify_s']:.1f} s "
-          f"(reading {summary['read_s']:.1f} s)")
+    print(f"identification {summary['identify_s']:.1f} s (reading {summary['read_s']:.1f} s)")
     for w in summary["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
-    with open(f"{args.out}/summary.json", "w") as f:
-        json.dump(summary, f, indent=2)
+    if summary["status"] != "ok":
+        for p in summary["problems"]:
+            print(f"rdi identify: DOUBTFUL RESULT: {p}", file=sys.stderr)
+        return EXIT_DOUBTFUL
     return 0

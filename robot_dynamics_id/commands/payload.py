@@ -22,16 +22,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "`rdi excite plan --kind payload`'s wrist motion")
     parser.add_argument("--out", required=True, help="payload YAML to write (a folder: FOLDER/payload.yaml)")
     parser.add_argument("--robot", help="override the model's robot (name or URDF path)")
-    add_data_arguments(parser)
+    add_data_arguments(parser, checks=False, torque_help=(
+        "auto (default): the torque source the arm model was identified from (motor current x its drive gains, "
+        "or a torque interface's effort); another source is refused, and so is target_moment (it echoes the "
+        "payload set on the pendant)"))
 
 
 def run(args: argparse.Namespace) -> int:
     from ..identification.payload_job import is_doubtful, run_payload
-    from .identify import parse_gains
+    from .identify import parse_gains, read_options
 
     estimate, path = run_payload(args.model, args.data, out_path=args.out, torque_source=args.torque_source,
                                  drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
-                                 ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
+                                 read=read_options(args))
     c, cs = estimate.com_m * 1000, estimate.com_std_m * 1000
     print(f"payload mass: {estimate.mass_kg:.4f} kg (std {estimate.mass_std_kg:.4f})")
     print("centre of mass in tool0 (mm): " + ", ".join(f"{v:.1f} ± {s:.1f}" for v, s in zip(c, cs)))

@@ -1,30 +1,51 @@
-"""``rdi validate``: predict torques of another recording with a model; metrics.json + predictions.csv."""
+"""``rdi validate``: score a model on another recording; metrics.json + predictions.csv at every sample."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from .identify import add_data_arguments, parse_gains
+from .identify import EXIT_CODES, add_data_arguments, parse_gains, print_ur_comparison, read_options
 
 COMMAND = "validate"
-HELP = "score a model on other data: writes DIR/metrics.json and DIR/predictions.csv (Nm)"
+HELP = ("score a model on other data (with the torque source it was identified from): writes DIR/metrics.json and "
+        "DIR/predictions.csv (every sample, Nm)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXIT_CODES
     parser.add_argument("--model", required=True, help="model.yaml written by rdi identify")
     parser.add_argument("--data", required=True, help="rosbag2 bag or ur_rtde CSV to predict")
-    parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--robot", help="override the model's robot (name or URDF path)")
-    add_data_arguments(parser)
+    parser.add_argument("--out", required=True, help="output folder (new, empty or an earlier rdi result)")
+    parser.add_argument("--robot", help="the robot the data come from; must be the model's (checked), default: "
+                                        "the model's")
+    parser.add_argument("--cutoff-hz", type=float, metavar="HZ",
+                        help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: the "
+                             "cut-off the model was identified with)")
+    add_data_arguments(parser, validate=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.job import run_validate
+    from ..identification.job import EXIT_DOUBTFUL, run_validate
 
     metrics = run_validate(args.model, args.data, out_dir=args.out, torque_source=args.torque_source,
                            drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
-                           ur_driver_topics=args.ur_driver_topics, driver_effort=args.driver_effort)
+                           read=read_options(args), tool_frame=args.tool_frame,
+                           skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
+                           moving_threshold_rad_s=args.moving_threshold, cutoff_hz=args.cutoff_hz)
+    print(f"torque: {metrics['torque_source']}, low-passed at {metrics['cutoff_hz']:.3g} Hz; predicted with the "
+          f"model's {metrics['prediction']}")
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in metrics["fit_percent"]))
+    print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in metrics["rms_nm"]))
-    print(f"wrote {args.out}/metrics.json and {args.out}/predictions.csv")
+    print_ur_comparison(metrics, "against UR's model")
+    counts = metrics["sample_status"]
+    print(f"wrote {args.out}/metrics.json and {args.out}/predictions.csv ({sum(counts.values())} samples: "
+          + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + ")")
+    for w in metrics["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    if metrics["status"] != "ok":
+        for p in metrics["problems"]:
+            print(f"rdi validate: DOUBTFUL RESULT: {p}", file=sys.stderr)
+        return EXIT_DOUBTFUL
     return 0

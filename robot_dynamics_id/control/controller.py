@@ -50,6 +50,7 @@ import pinocchio as pin
 
 from ..io.model_file import DynamicModel
 from ..robot_state import RobotState
+from ..dynamics.drive import check_drive_gains, torque_from_current
 from ..dynamics.friction import SIGN_SMOOTHING_RAD_S
 from .contact import ContactStage, ContactStageMachine, StageEvent
 from .compliance import wrench_transform_of
@@ -340,7 +341,15 @@ class OperationalSpaceController:
         self._fr_inv_sign = 1.0 / smoothing
         self._fr_inv_vk = 1.0 / np.maximum(fr.coulomb_velocity_rad_s, smoothing)
         self._fr_same_smoothing = bool(np.all(self._fr_inv_vk == self._fr_inv_sign))
-        self._drive_gains = np.asarray(model.drive_gains_nm_per_a, float)
+        # Sensorless force needs joint torques from currents: the model's gains, checked like everywhere else.
+        self._drive_gains = None
+        if cfg.force_source is ForceSource.ESTIMATED:
+            if model.drive_gains_nm_per_a is None:
+                raise ValueError("force_source='estimated' turns motor currents into torques, but the model has no "
+                                 "drive gains (drive_gains_nm_per_a: null): identify the model from currents with "
+                                 "--drive-gains, or set the gains in the model file")
+            self._drive_gains = check_drive_gains(model.drive_gains_nm_per_a, model.n_joints,
+                                                  what="the model's drive_gains_nm_per_a")
         self._torque_limit = np.asarray(robot.torque_limit_nm, float)
         self._velocity_limit = np.asarray(robot.velocity_limit_rad_s, float)
         self._motion_mask = np.array(cfg.motion_axes, bool)
@@ -590,7 +599,7 @@ class OperationalSpaceController:
         else:
             if current_a is None:
                 raise ValueError("force_source='estimated' needs current_a (motor currents) every step")
-            drive = self._drive_gains * current_a - self._friction(qd_rad_s)
+            drive = torque_from_current(current_a, self._drive_gains) - self._friction(qd_rad_s)
             tau_ext = self.observer.update(q_rad, qd_rad_s, drive, osm.M)
             np.negative(wrench_from_joint_torque(osm.J, tau_ext), out=w_o)
         # Wrench shift between tip T and motion point O as a 6x6 matrix S (base axes):

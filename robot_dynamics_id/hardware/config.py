@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dynamics.drive import DriveGainError, check_drive_gains, torque_from_current
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
 from ..robots.model import RobotModel, load_robot
 from .backend import RobotBackend
@@ -270,6 +271,11 @@ class UrInterfaceConfig:
         except ValueError as exc:
             raise ParameterError(f"limits: {exc}") from None
         gains = check_vector("drive_gains_nm_per_a", p["drive_gains_nm_per_a"], n, positive=True)
+        if gains is not None:
+            try:
+                gains = check_drive_gains(gains, n, what="parameter 'drive_gains_nm_per_a'")
+            except DriveGainError as exc:
+                raise ParameterError(str(exc)) from None
         effort_source = check_choice("effort_source", p["effort_source"], ("current", "target_moment"))
         if effort_source == "current" and gains is None:
             raise ParameterError(
@@ -327,5 +333,5 @@ class UrInterfaceConfig:
     def joint_torque_nm(self, state) -> np.ndarray:
         """JointState.effort in Nm from the configured source."""
         if self.effort_source == "current":
-            return np.asarray(state.current_a) * self.drive_gains_nm_per_a
+            return torque_from_current(state.current_a, self.drive_gains_nm_per_a)
         return np.asarray(state.target_moment_nm)

@@ -1,44 +1,132 @@
-"""Identification and validation as jobs on files: what ``rdi identify``, ``rdi validate`` and the
-identifier node run.
+"""Identification and validation as jobs on files: what ``rdi identify``, ``rdi validate``,
+``rdi drive-gains`` and the identifier node run.
 
-Data in: a rosbag2 bag (directory, or a single .mcap/.db3 file) or a ur_rtde CSV
-recording. Torque source, selectable:
+Data in: a rosbag2 bag (directory, or a single .mcap/.db3 file: our own topics,
+the official UR driver's, or UR's RTDE_ROS2_Publisher's, io/ur_driver_bags.py) or
+a ur_rtde CSV recording (:class:`ReadOptions`: topic names, what
+``JointState.effort`` holds, NaN policy). The joint torque comes from the one rule of
+identification/torque_source.py (``auto``: current x drive gains when the gains
+are known, else a torque interface's effort, else refused naming
+``--drive-gains``); model.yaml records it (``provenance.identified_from``) and
+validation uses the same unless told otherwise.
 
-* ``current``: motor current (A) x drive gain (Nm/A), gains from ``drive_gains``;
-* ``target_moment``: the controller's model torque (RTDE target_moment; excludes friction);
-* ``effort``: a torque topic/column (our ur_interface's JointState.effort in Nm, or the
-  CSV's ``actual_current_as_torque``).
+Before anything is written: the output folder is checked
+(identification/output_dir.py), the data are checked against the robot
+(identification/data_checks.py: joint count, rating, torque scale against the
+nominal model naming the likely robot, implausible gains, gravity-compensated
+torque). A result is written into a staging folder that becomes ``--out`` only
+when complete. A fit far below zero makes the result *doubtful*: written, with
+``status: doubtful`` and the problems in metrics.json, and the commands exit
+non-zero (:data:`EXIT_DOUBTFUL`).
 
-Outputs: ``model.yaml``, ``model.urdf``, ``metrics.json``, PNG plots (identify);
+Outputs: ``model.yaml``, ``model.urdf`` (physically consistent models only),
+``metrics.json``, ``summary.json``, ``predictions.csv`` (training data, every
+sample), PNG plots (identify; ``validation_predictions.csv`` with ``--validate``);
 ``metrics.json`` and ``predictions.csv`` (validate).
 """
 
 from __future__ import annotations
 
-import csv
-import json
+import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from ..dynamics.drive import check_drive_gains
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
+from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
+from .metrics import MOVING_THRESHOLD_RAD_S
+from .output_dir import check_output_dir, staged_output
+from .torque_source import TORQUE_SOURCES, TorqueSignal, motor_currents, select_torque, ur_model_torque
 
-__all__ = ["TORQUE_SOURCES", "load_recording", "run_drive_gains", "run_identify", "run_validate", "torque_data"]
+__all__ = ["EXIT_DOUBTFUL", "JOINT_STATES_EFFORT", "JobCancelled", "METHODS", "ReadOptions", "TOPIC_FIELDS",
+           "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "load_recording", "run_drive_gains", "run_identify",
+           "run_validate"]
 
-TORQUE_SOURCES = ("auto", "current", "target_moment", "effort")
 METHODS = ("consistent", "wls", "ols", "irls")
+#: validate's choices: 'model' = the torque source the model was identified from (the default)
+VALIDATE_TORQUE_SOURCES = ("model", *TORQUE_SOURCES)
+#: what JointState.effort holds (--joint-states-effort) -> the bag reader's name
+JOINT_STATES_EFFORT = {"torque": "torque_nm", "current": "current_a", "current_as_torque": "current_as_torque_nm",
+                       "ignore": "ignore"}
+#: topics that can be renamed (--topic FIELD=NAME)
+TOPIC_FIELDS = ("joint_states", "motor_currents", "target_currents", "target_moment", "wrench")
+#: exit code of a command whose result was written but is doubtful (a fit far below zero)
+EXIT_DOUBTFUL = 3
+
+
+class JobCancelled(RuntimeError):
+    """The job was cancelled (Ctrl-C, SIGTERM, the node's stop); nothing was left that looks complete."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """How to read a recording: bag topics and meanings, NaN handling.
+
+    ``JointState.effort`` has one option, ``joint_states_effort`` (``--joint-states-effort``). Unset, it is a
+    joint torque for our own bags and motor current for the official UR driver's (``ur_driver_topics``), and
+    the driver's is *checked* to be motor current from the data (io/ur_driver_bags.py: new firmware puts UR's
+    gravity-compensated torque there; such a bag is refused naming the fix). Set, it is what the user states:
+    ``current`` skips that check (the driver ran with ``use_currents_as_efforts: true``)."""
+
+    #: the bag comes from the official UR driver (JointState.effort = motor current, checked, unless said otherwise)
+    ur_driver_topics: bool = False
+    #: what JointState.effort holds: 'torque', 'current', 'current_as_torque' (UR's gravity-compensated) or
+    #: 'ignore'; None: the default of the bag's source (see the class docstring)
+    joint_states_effort: str | None = None
+    #: topic renames, FIELD -> topic (FIELD in TOPIC_FIELDS)
+    topics: dict[str, str] = field(default_factory=dict)
+    #: 'raise' (refuse NaN/inf samples) or 'drop' them (each drop reported)
+    nan_policy: str = "raise"
+
+    def __post_init__(self) -> None:
+        if self.joint_states_effort is not None and self.joint_states_effort not in JOINT_STATES_EFFORT:
+            raise ValueError(f"--joint-states-effort {self.joint_states_effort!r}: choose one of "
+                             f"{', '.join(JOINT_STATES_EFFORT)}")
+        unknown = sorted(set(self.topics) - set(TOPIC_FIELDS))
+        if unknown:
+            raise ValueError(f"--topic {unknown[0]}=...: unknown field; choose one of {', '.join(TOPIC_FIELDS)}")
+        for name, topic in self.topics.items():
+            if not str(topic).startswith("/"):
+                raise ValueError(f"--topic {name}={topic}: a topic name starts with '/'")
+        if self.nan_policy not in ("raise", "drop"):
+            raise ValueError(f"--nan-policy {self.nan_policy!r}: choose raise or drop")
+
+    def bag_topics(self):
+        from ..io.bag_decode import BagTopics, JointVectorTopic
+
+        base = BagTopics.ur_driver() if self.ur_driver_topics else BagTopics()
+        changes: dict = {}
+        if self.joint_states_effort is not None:
+            changes["joint_states_effort"] = JOINT_STATES_EFFORT[self.joint_states_effort]
+        for name, topic in self.topics.items():
+            changes[name] = JointVectorTopic(topic) if name in ("motor_currents", "target_currents",
+                                                                 "target_moment") else topic
+        return replace(base, **changes)
+
+    @property
+    def check_effort(self) -> bool:
+        """The official driver's effort, read as motor current by default, is checked from the data unless the
+        user stated what it holds."""
+        return self.joint_states_effort is None
+
+    def describe(self) -> dict:
+        return {"ur_driver_topics": self.ur_driver_topics, "joint_states_effort": self.joint_states_effort,
+                "topics": dict(self.topics), "nan_policy": self.nan_policy}
 
 
 def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: bool = False,
-                   driver_effort: str = "check"):
+                   read: ReadOptions | None = None):
     """Read a bag or a ur_rtde CSV into a :class:`~robot_dynamics_id.io.recording.Recording`.
 
-    Bags of UR's RTDE_ROS2_Publisher are recognised by their topics; ``ur_driver_topics``: the official
-    driver's /joint_states, whose effort is checked to be motor current (``driver_effort``: io/ur_driver_bags.py).
-    """
+    Bags go through :func:`~robot_dynamics_id.io.ur_driver_bags.read_robot_bag`: UR's RTDE_ROS2_Publisher
+    topics are recognised by name, the official driver's /joint_states (``read.ur_driver_topics``) have their
+    effort checked to be motor current (unless ``read.joint_states_effort`` states it), anything else is read
+    with this package's topics (renamed by ``read.topics``)."""
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"data {path} does not exist: give a rosbag2 bag directory or a ur_rtde CSV file")
@@ -46,164 +134,298 @@ def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: boo
     if path.is_file() and path.suffix.lower() in (".csv", ".txt"):
         from ..io.ur_csv import read_ur_csv
 
-        return read_ur_csv(path, joint_names=joint_names)
+        if len(joint_names) != 6:
+            raise DataCheckError(f"a ur_rtde CSV holds 6 joints but {robot.name} has {len(joint_names)}: pass the "
+                                 "robot the data were recorded on (--robot)")
+        rec = read_ur_csv(path, joint_names=joint_names, nan_policy=read.nan_policy)
+        if read.topics or read.joint_states_effort or read.ur_driver_topics:
+            rec = rec.with_warnings("topic options (--topic, --joint-states-effort, --ur-driver-topics) apply to "
+                                    "bags only; ignored for a CSV")
+        return rec
     from ..io.ur_driver_bags import read_robot_bag
 
-    return read_robot_bag(path, robot, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
+    rec = read_robot_bag(path, robot, topics=read.bag_topics(), ur_driver_topics=read.ur_driver_topics,
+                         check_effort=read.check_effort, nan_policy=read.nan_policy)
+    stated = bool(read.topics or read.joint_states_effort)
+    if stated and rec.source is not None and "RTDE_ROS2_Publisher" in rec.source.storage:
+        rec = rec.with_warnings("read from UR's RTDE_ROS2_Publisher topics: --topic and --joint-states-effort apply "
+                                "to /joint_states and this package's topics; ignored")
+    return rec
 
 
-def torque_data(recording, *, torque_source: str = "auto", drive_gains_nm_per_a=None) -> tuple[dict, str]:
-    """(recording-like dict with ``effort_nm`` in Nm, description of the torque source)."""
-    if torque_source not in TORQUE_SOURCES:
-        raise ValueError(f"torque source {torque_source!r}: choose one of {', '.join(TORQUE_SOURCES)}")
-    available = {k: getattr(recording, k, None) for k in ("current_a", "target_moment_nm", "effort_nm")}
-    source = torque_source
-    if source == "auto":
-        if available["current_a"] is not None and drive_gains_nm_per_a is not None:
-            source = "current"
-        elif available["effort_nm"] is not None:
-            source = "effort"
-        elif available["target_moment_nm"] is not None:
-            source = "target_moment"
-        else:
-            raise ValueError("the data hold no torque: no joint effort, no target moment, and motor currents "
-                             "need --drive-gains")
-    key = {"current": "current_a", "target_moment": "target_moment_nm", "effort": "effort_nm"}[source]
-    values = available[key]
-    if values is None:
-        have = [k for k, v in available.items() if v is not None] or ["nothing"]
-        raise ValueError(f"torque source {source!r} needs {key}, but the data hold only {', '.join(have)}; "
-                         "choose another --torque-source")
-    if source == "current":
-        if drive_gains_nm_per_a is None:
-            raise ValueError("torque source 'current' needs the drive gains (Nm/A per joint): pass --drive-gains "
-                             "k1,...,k6, or identify them with a known payload (identification/job.run_drive_gains)")
-        gains = np.asarray(drive_gains_nm_per_a, float)
-        if gains.shape != (values.shape[1],) or np.any(gains <= 0):
-            raise ValueError(f"--drive-gains needs {values.shape[1]} positive values, got {gains.tolist()}")
-        values = values * gains
-        label = f"motor current x drive gains {gains.tolist()} Nm/A"
-    else:
-        label = {"target_moment": "target moment (controller model torque, excludes friction)",
-                 "effort": "joint effort (torque, Nm)"}[source]
-    data = {"time_s": recording.time_s, "q_rad": recording.q_rad, "qd_rad_s": recording.qd_rad_s,
-            "effort_nm": values}
-    return data, label
+def _load_robot(robot: str, tool_frame: str) -> RobotModel:
+    rm = load_robot(robot, tool_frame=tool_frame)
+    if rm.tool_frame != tool_frame and not rm.tool_frame.endswith(tool_frame):
+        raise ValueError(f"--tool-frame {tool_frame}: the built-in {rm.name} model ends at {rm.tool_frame}; a "
+                         "tool frame applies to a URDF given with --urdf")
+    return rm
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise JobCancelled("cancelled before the result was complete; nothing was written")
+
+
+def _method_and_source(method: str, torque_source: str, choices=TORQUE_SOURCES) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method {method!r}: choose one of {', '.join(METHODS)}")
+    if torque_source not in choices:
+        raise ValueError(f"torque source {torque_source!r}: choose one of {', '.join(choices)}")
+
+
+def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_hz: float | None, *, label: str,
+                    robot_fix: str, skip_robot_check: bool, data=None) -> tuple[list[str], dict]:
+    """Data checks on a recording's torque (joint count done; ``data``: the signal already preprocessed):
+    returns (warnings, check summary)."""
+    from .preprocessing import PreprocessingOptions, preprocess
+
+    if data is None:
+        data = preprocess(recording.time_s, recording.q_rad, signal.torque_nm, qd_rad_s=recording.qd_rad_s,
+                          options=PreprocessingOptions(cutoff_hz=cutoff_hz))
+    warnings, scale = check_torque_fits_robot(robot, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, data.torque,
+                                              source=signal.source, drive_gains_nm_per_a=signal.drive_gains_nm_per_a,
+                                              robot_label=label, robot_fix=robot_fix,
+                                              skip_robot_check=skip_robot_check)
+    summary = {"torque_scale_vs_nominal": scale.scale if np.isfinite(scale.scale) else None,
+               "checked_joints": np.flatnonzero(scale.checked).tolist(),
+               "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient]}
+    return warnings, summary
+
+
+def _ur_comparison(metrics: dict) -> dict:
+    """The moving-sample RRE of ours and of UR's model, per joint, and their ratio."""
+    return {"moving_rre_percent": metrics["moving_rre_percent"],
+            "ur_model": {"moving_rre_percent": metrics["ur_model"]["moving_rre_percent"]},
+            "moving_rre_ratio_to_ur_model": metrics["moving_rre_ratio_to_ur_model"]}
+
+
+def _ur_model(recording, signal: TorqueSignal, gains) -> np.ndarray:
+    return ur_model_torque(recording, signal.drive_gains_nm_per_a if signal.drive_gains_nm_per_a is not None
+                           else gains)[0]
 
 
 def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torque_source: str = "auto",
                  drive_gains_nm_per_a=None, method: str = "consistent", ur_driver_topics: bool = False,
                  validation_path: str | Path | None = None, progress: bool = True, plots: bool = True,
-                 driver_effort: str = "check") -> dict:
-    """Identify from a file, write the report folder, and return a summary dict."""
-    from .pipeline import IdentificationOptions, identify, validate
-    from .report import write_report
+                 read: ReadOptions | None = None, tool_frame: str = "tool0", skip_robot_check: bool = False,
+                 compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
+                 cancel: threading.Event | None = None) -> dict:
+    """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful')."""
+    from .pipeline import IdentificationOptions, identify, prepare
+    from .report import write_metrics, write_predictions, write_report
+    from .validation import doubtful_fits, validate_recording
 
-    if method not in METHODS:
-        raise ValueError(f"method {method!r}: choose one of {', '.join(METHODS)}")
-    rm = load_robot(robot)
+    _method_and_source(method, torque_source)
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
+    out = check_output_dir(out_dir, inputs=[data_path, validation_path])
+    rm = _load_robot(robot, tool_frame)
+    gains = None if drive_gains_nm_per_a is None else check_drive_gains(drive_gains_nm_per_a, rm.n_joints,
+                                                                         what="--drive-gains")
     t0 = time.perf_counter()
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
-    data, label = torque_data(recording, torque_source=torque_source, drive_gains_nm_per_a=drive_gains_nm_per_a)
+    recording = load_recording(data_path, robot=rm, read=read)
+    check_joint_count(recording.n_joints, rm)
+    signal = select_torque(recording, torque_source, gains)
+    warnings = [*recording.warnings, *signal.notes]
+    # A URDF robot is named by its absolute path in model.yaml, so validate finds the same kinematics.
+    robot_ref = rm.name if rm.description is not None else str(Path(robot).expanduser().resolve())
+    identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
+                       "read": read.describe()}
     options = IdentificationOptions(
-        estimator=method, torque_source="effort", progress=progress,
-        drive_gains_nm_per_a=None if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float),
-        provenance={"data": str(Path(data_path).resolve()), "torque": label, "robot": str(robot),
+        estimator=method, torque_source=signal.source, progress=progress, drive_gains_nm_per_a=gains,
+        prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
+        provenance={"data": str(Path(data_path).resolve()), "torque": signal.description, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
-                    "warnings": list(getattr(recording, "warnings", ()) or ())})
+                    "warnings": list(warnings), "identified_from": identified_from})
     t_read = time.perf_counter() - t0
-    result = identify(data, rm, options)
+    _check_cancel(cancel)
+    data = prepare(recording, rm, options)
+    check_warnings, checks = _checked_signal(recording, rm, signal, data.cutoff_hz, label=f"--robot {robot}",
+                                             robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check,
+                                             data=data)
+    warnings += check_warnings
+    _check_cancel(cancel)
+    result = identify(recording, rm, options, preprocessed=data)
+    names = list(rm.joint_names)
+    consistent = bool(np.all(result.physically_consistent_links))
+    warnings += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent)
+    if not consistent:
+        warnings.append(f"the per-link model is not physically consistent (links "
+                        f"{np.flatnonzero(~result.physically_consistent_links).tolist()}): predictions use the "
+                        "identified base parameters and no URDF is written; a controller or simulator needs "
+                        "--method consistent")
+    problems = doubtful_fits(result.metrics, names, "training")
+    _check_cancel(cancel)
+    ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
+    training = validate_recording(result.model, recording, signal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
+                                  preprocessing=options.preprocessing, moving_threshold_rad_s=moving_threshold_rad_s,
+                                  ur_model_nm=ur_training)
     validation = None
     if validation_path is not None:
-        vrec = load_recording(validation_path, robot=rm, ur_driver_topics=ur_driver_topics,
-                              driver_effort=driver_effort)
-        vdata, _ = torque_data(vrec, torque_source=torque_source, drive_gains_nm_per_a=drive_gains_nm_per_a)
-        validation = validate(result.model, vdata, rm, options, cutoff_hz=result.data.cutoff_hz)
-    paths = write_report(result, out_dir, robot=rm, validation_metrics=validation, plots=plots)
-    return {
-        "model": str(paths["model"]),
-        "out_dir": str(Path(out_dir)),
+        vrec = load_recording(validation_path, robot=rm, read=read)
+        check_joint_count(vrec.n_joints, rm, what=f"the validation data {validation_path}")
+        vsignal = select_torque(vrec, signal.source, gains)
+        vwarn, _ = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
+                                   robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
+        warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
+        validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
+                                        preprocessing=options.preprocessing,
+                                        moving_threshold_rad_s=moving_threshold_rad_s,
+                                        ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None)
+        problems += doubtful_fits(validation.metrics, names, "validation")
+    _check_cancel(cancel)
+    status = "doubtful" if problems else "ok"
+    summary = {
+        "status": status,
+        "problems": problems,
+        "model": str(out / "model.yaml"),
+        "out_dir": str(out),
         "fit_percent": result.metrics["fit_percent"],
-        "validation_fit_percent": None if validation is None else validation["fit_percent"],
-        "physically_consistent": bool(np.all(result.physically_consistent_links)),
+        "moving_rre_percent": result.metrics.get("moving_rre_percent"),
+        "validation_fit_percent": None if validation is None else validation.metrics["fit_percent"],
+        "validation_moving_rre_percent": None if validation is None else validation.metrics["moving_rre_percent"],
+        "physically_consistent": consistent,
         "physically_consistent_links": result.physically_consistent_links.tolist(),
         "condition_number": float(result.condition_number),
-        "torque_source": label,
+        "torque_source": signal.description,
+        "drive_gains_nm_per_a": None if gains is None else gains.tolist(),
+        "identified_from": result.model.provenance.get("identified_from"),
         "read_s": t_read,
         "identify_s": float(sum(result.timings_s.values())),
-        "warnings": list(getattr(recording, "warnings", ()) or ()),
+        "warnings": warnings,
     }
+    if compare_ur_model:
+        summary["ur_model_comparison"] = {"training": _ur_comparison(training.metrics), **(
+            {} if validation is None else {"validation": _ur_comparison(validation.metrics)})}
+    with staged_output(out, command="identify") as stage:
+        write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
+                     plots=plots, extra={"status": status, "problems": problems, "warnings": warnings,
+                                         "data_checks": checks, "training_every_sample": training.metrics})
+        write_predictions(stage / "predictions.csv", training)
+        if validation is not None:
+            write_predictions(stage / "validation_predictions.csv", validation)
+        write_metrics(stage / "summary.json", summary)
+        _check_cancel(cancel)
+    return summary
 
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
                     payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
-                    ur_driver_topics: bool = False, driver_effort: str = "check") -> dict:
+                    ur_driver_topics: bool = False, read: ReadOptions | None = None) -> dict:
     """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
     with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
 
     Returns a JSON-ready dict: ``drive_gains_nm_per_a``, ``std_nm_per_a``, ``relative_std``, the
-    cut-off and Stribeck velocities used. Pass the gains to :func:`run_identify` (``--drive-gains``).
+    cut-off and Stribeck velocities used, and ``warnings`` (gains outside what a UR joint can have).
+    Pass the gains to :func:`run_identify` (``--drive-gains``).
     """
+    from ..dynamics.drive import DriveGainError
     from .drive_gains import identify_drive_gains_from_recordings
 
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     rm = load_robot(robot)
     recordings = []
     for path in (without_payload_path, with_payload_path):
-        rec = load_recording(path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
-        if getattr(rec, "current_a", None) is None:
-            raise ValueError(f"{path} holds no motor currents; drive gains need current_a in both recordings")
+        rec = load_recording(path, robot=rm, read=read)
+        check_joint_count(rec.n_joints, rm, what=str(path))
+        motor_currents(rec, what=str(path))  # the one rule: drive gains come from motor currents only
         recordings.append(rec)
     estimate = identify_drive_gains_from_recordings(
         rm, recordings[0], recordings[1], payload_mass_kg=payload_mass_kg, payload_com_m=payload_com_m,
         payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2)
+    warnings = [*recordings[0].warnings, *recordings[1].warnings]
+    try:
+        check_drive_gains(estimate.gains_nm_per_a, rm.n_joints, what="the identified drive gains")
+    except DriveGainError as exc:
+        warnings.append(f"{exc} (check the payload mass and that both runs used the same excitation)")
     return {"drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
             "std_nm_per_a": estimate.gains_std_nm_per_a.tolist(),
             "relative_std": estimate.relative_std.tolist(),
             "cutoff_hz": estimate.cutoff_hz,
             "stribeck_velocity_rad_s": None if estimate.stribeck_velocity_rad_s is None
             else estimate.stribeck_velocity_rad_s.tolist(),
-            "residual_rms_a": estimate.residual_rms_a.tolist()}
+            "residual_rms_a": estimate.residual_rms_a.tolist(),
+            "warnings": warnings}
 
 
-def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str | Path, torque_source: str = "auto",
+def _same_robot(a: str, b: str) -> bool:
+    a, b = str(a).strip(), str(b).strip()
+    if a.lower() == b.lower():
+        return True
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    return pa.exists() and pb.exists() and pa.resolve() == pb.resolve()
+
+
+def _validation_torque(model: DynamicModel, torque_source: str, gains_given) -> tuple[str, object, list[str]]:
+    """(source, gains, notes) validate uses: the model's own record unless told otherwise."""
+    record = model.provenance.get("identified_from") or {}
+    notes: list[str] = []
+    recorded_gains = record.get("drive_gains_nm_per_a")
+    source = torque_source
+    if source == "model":
+        source = record.get("torque_source")
+        if source not in TORQUE_SOURCES:
+            source = "auto"
+            notes.append("the model does not record the torque source it was identified from (an older file): "
+                         "validating with --torque-source auto")
+    gains = gains_given
+    if gains is None:
+        gains = recorded_gains if recorded_gains is not None else model.drive_gains_nm_per_a
+    elif recorded_gains is not None and not np.allclose(np.asarray(gains, float), recorded_gains, rtol=1e-6):
+        notes.append(f"--drive-gains differ from the gains the model was identified with {recorded_gains}: "
+                     "measured and predicted torques may be on different scales")
+    return source, gains, notes
+
+
+def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str | Path, torque_source: str = "model",
                  drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
-                 driver_effort: str = "check") -> dict:
-    """Predict torques of another recording with a model; write metrics.json and predictions.csv (Nm)."""
-    from .metrics import torque_metrics
-    from .pipeline import IdentificationOptions, predict_preprocessed, prepare
+                 read: ReadOptions | None = None, tool_frame: str | None = None, skip_robot_check: bool = False,
+                 compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
+                 cutoff_hz: float | None = None, cancel: threading.Event | None = None) -> dict:
+    """Score a model on another recording; write metrics.json and predictions.csv (every sample, Nm).
 
+    ``cutoff_hz``: low-pass of measurement and model inputs (default: the model's training cut-off).
+    Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
+    from .report import write_metrics, write_predictions
+    from .validation import doubtful_fits, validate_recording
+
+    _method_and_source("consistent", torque_source, VALIDATE_TORQUE_SOURCES)
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
+    out = check_output_dir(out_dir, inputs=[data_path, model_path])
     model = DynamicModel.load(model_path)
-    rm = load_robot(robot or model.robot)
-    gains = drive_gains_nm_per_a
-    if gains is None and torque_source in ("current", "auto"):
-        gains = model.drive_gains_nm_per_a  # the model carries the gains it was identified with
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
-    data, label = torque_data(recording, torque_source=torque_source, drive_gains_nm_per_a=gains)
-    cutoff = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
-    options = IdentificationOptions(torque_source="effort")
-    if cutoff:
-        options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=float(cutoff)))
-    prepared = prepare(data, rm, options)
-    predicted = predict_preprocessed(model, prepared, robot=rm)
-    metrics = torque_metrics(predicted, prepared.torque, rm.joint_names)
-    metrics["torque_source"] = label
-    metrics["model"] = str(Path(model_path).resolve())
-    metrics["data"] = str(Path(data_path).resolve())
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=_json_default))
-    n = rm.n_joints
-    with open(out / "predictions.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["time_s"] + [f"measured_{j}" for j in range(n)] + [f"predicted_{j}" for j in range(n)])
-        for t, meas, pred in zip(prepared.time_s, prepared.torque, predicted):
-            writer.writerow([f"{t:.6f}"] + [f"{v:.6f}" for v in meas] + [f"{v:.6f}" for v in pred])
+    record = model.provenance.get("identified_from") or {}
+    if robot is not None and not _same_robot(robot, model.robot):
+        raise DataCheckError(f"--robot {robot} contradicts the model, which was identified for {model.robot}: drop "
+                             f"--robot (the model's robot is used) or validate a model identified for {robot}")
+    rm = _load_robot(model.robot, tool_frame or record.get("tool_frame", "tool0"))
+    if model.n_joints != rm.n_joints:
+        raise DataCheckError(f"the model has {model.n_joints} joints but its robot {model.robot} has {rm.n_joints}")
+    source, gains, notes = _validation_torque(model, torque_source, drive_gains_nm_per_a)
+    if gains is not None:
+        gains = check_drive_gains(gains, rm.n_joints, what="--drive-gains" if drive_gains_nm_per_a is not None
+                                  else "the model's drive gains")
+    recording = load_recording(data_path, robot=rm, read=read)
+    check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
+    signal = select_torque(recording, source, gains)
+    cutoff = cutoff_hz if cutoff_hz is not None else (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
+    cutoff = float(cutoff) if cutoff else None
+    check_warnings, checks = _checked_signal(
+        recording, rm, signal, cutoff, label=f"the model's robot {model.robot}",
+        robot_fix="validate a model identified for {robot}", skip_robot_check=skip_robot_check)
+    _check_cancel(cancel)
+    ur = _ur_model(recording, signal, gains) if compare_ur_model else None
+    result = validate_recording(model, recording, signal.torque_nm, rm, cutoff_hz=cutoff,
+                                moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
+    metrics = dict(result.metrics)
+    problems = doubtful_fits(metrics, list(rm.joint_names), "validation")
+    warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings]
+    if result.prediction == "base parameters":
+        warnings.append("the model's per-link parameters are not physically consistent: predicted with its "
+                        "identified base parameters")
+    metrics.update(status="doubtful" if problems else "ok", problems=problems, warnings=warnings,
+                   torque_source=signal.description, torque=signal.provenance(), data_checks=checks,
+                   model=str(Path(model_path).resolve()), data=str(Path(data_path).resolve()), out_dir=str(out))
+    with staged_output(out, command="validate") as stage:
+        write_metrics(stage / "metrics.json", metrics)
+        write_predictions(stage / "predictions.csv", result)
+        _check_cancel(cancel)
     return metrics
-
-
-def _json_default(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

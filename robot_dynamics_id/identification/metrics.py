@@ -3,14 +3,22 @@
 * fit (Cesarino, seeds.md P3 eq. (31)): Fit = 100 (1 - ||tau_hat - tau|| / ||tau - mean(tau)||), %;
   100 is perfect, 0 is no better than the mean, negative is worse than the mean;
 * relative residual error: RRE = 100 ||tau_hat - tau|| / ||tau||, %;
-* RMS error, Nm (or the unit of the data).
+* RMS error, Nm (or the unit of the data);
+* moving-sample RRE: the RRE of each joint over the samples where *that* joint moves
+  (|q̇_j| > :data:`MOVING_THRESHOLD_RAD_S`): the score of issue 15's comparisons with
+  the OLS baseline and UR's own model, where standstill (presliding, held torque)
+  does not dilute the error.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_percent", "relative_residual_error_percent", "rms_error", "torque_metrics"]
+__all__ = ["MOVING_THRESHOLD_RAD_S", "fit_percent", "moving_rre_percent", "moving_samples",
+           "relative_residual_error_percent", "rms_error", "torque_metrics"]
+
+#: a joint "moves" above this speed, rad/s (moving-sample metrics)
+MOVING_THRESHOLD_RAD_S = 0.02
 
 
 def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
@@ -42,13 +50,33 @@ def rms_error(predicted, measured) -> np.ndarray:
     return np.sqrt(np.mean((p - m) ** 2, axis=0))
 
 
-def torque_metrics(predicted, measured, joint_names=None) -> dict:
-    """All metrics as a JSON-ready dict: per joint and overall (all joints stacked)."""
+def moving_samples(qd_rad_s, threshold_rad_s: float = MOVING_THRESHOLD_RAD_S) -> np.ndarray:
+    """(N, n) mask: joint j moves at sample k (|q̇| above the threshold)."""
+    return np.abs(np.atleast_2d(np.asarray(qd_rad_s, float))) > threshold_rad_s
+
+
+def moving_rre_percent(predicted, measured, moving) -> np.ndarray:
+    """Per joint, 100 ||tau_hat - tau|| / ||tau|| over the samples where that joint moves (NaN: never moves)."""
+    p, m = _pair(predicted, measured)
+    mask = np.asarray(moving, bool)
+    if mask.shape != p.shape:
+        raise ValueError(f"moving mask {mask.shape} must have the torques' shape {p.shape}")
+    num = np.sqrt(np.sum(np.where(mask, (p - m) ** 2, 0.0), axis=0))
+    den = np.sqrt(np.sum(np.where(mask, m ** 2, 0.0), axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mask.any(axis=0), 100.0 * num / den, np.nan)
+
+
+def torque_metrics(predicted, measured, joint_names=None, *, moving=None) -> dict:
+    """All metrics as a JSON-ready dict: per joint and overall (all joints stacked).
+
+    ``moving``: (N, n) mask of moving samples (:func:`moving_samples`); adds ``moving_rre_percent``.
+    """
     p, m = _pair(predicted, measured)
     names = list(joint_names) if joint_names is not None else [f"joint{j + 1}" for j in range(p.shape[1])]
     fit, rre, rms = fit_percent(p, m), relative_residual_error_percent(p, m), rms_error(p, m)
     overall_rre = 100.0 * np.linalg.norm(p - m) / max(np.linalg.norm(m), 1e-300)
-    return {
+    out = {
         "samples": int(p.shape[0]),
         "per_joint": {name: {"fit_percent": float(fit[j]), "rre_percent": float(rre[j]), "rms_nm": float(rms[j])}
                       for j, name in enumerate(names)},
@@ -58,3 +86,11 @@ def torque_metrics(predicted, measured, joint_names=None) -> dict:
         "min_fit_percent": float(np.min(fit)),
         "overall_rre_percent": float(overall_rre),
     }
+    if moving is not None:
+        moving_rre = moving_rre_percent(p, m, moving)
+        counts = np.asarray(moving, bool).sum(axis=0)
+        out["moving_rre_percent"] = [float(v) for v in moving_rre]
+        out["moving_samples"] = [int(c) for c in counts]
+        for j, name in enumerate(names):
+            out["per_joint"][name]["moving_rre_percent"] = float(moving_rre[j])
+    return out

@@ -6,14 +6,18 @@ payload (identification/payload.py) and writes ``payload.yaml``.
 
 The torque rule: the payload is what the arm model does not explain, so the
 torque must be measured as the arm model's was. ``torque_source='auto'`` takes
-the arm model's source from its provenance (motor current x the model's drive
-gains, or a torque topic); another explicit source is refused. RTDE's target
+the arm model's source from its provenance (``identified_from.torque_source``:
+motor current x the model's drive gains, or a torque interface's effort); another
+explicit source is refused. The torque itself comes from the one rule of
+identification/torque_source.py, the data are read as by ``rdi identify``
+(:class:`~.job.ReadOptions`). RTDE's target
 moment is refused: it is the controller's model torque *with the payload set on
 the pendant*, so it can only echo that setting.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +25,10 @@ import yaml
 
 from ..io.model_file import DynamicModel, plain_for_yaml
 from ..robots.model import load_robot
+from .data_checks import check_joint_count
+from .job import JobCancelled, ReadOptions
 from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
+from .torque_source import select_torque
 
 __all__ = ["arm_torque_source", "run_payload"]
 
@@ -29,11 +36,20 @@ __all__ = ["arm_torque_source", "run_payload"]
 DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain")
 
 
+#: how the ``provenance.torque`` label of files without ``identified_from`` begins, per torque source
+_TORQUE_LABELS = (("motor current", "current"), ("joint torque (effort", "effort"), ("joint effort", "effort"),
+                  ("ur's target moment", "target_moment"), ("target moment", "target_moment"))
+
+
 def arm_torque_source(model: DynamicModel) -> str | None:
     """The torque source an identified model was fitted to ('current', 'effort', 'target_moment'), from
-    its provenance; None when the file does not say."""
-    label = str((model.provenance or {}).get("torque", "")).strip().lower()
-    for prefix, source in (("motor current", "current"), ("joint effort", "effort"), ("target moment", "target_moment")):
+    its provenance (``identified_from``, else the older ``torque`` label); None when the file does not say."""
+    provenance = model.provenance or {}
+    recorded = (provenance.get("identified_from") or {}).get("torque_source")
+    if recorded in ("current", "effort", "target_moment"):
+        return recorded
+    label = str(provenance.get("torque", "")).strip().lower()
+    for prefix, source in _TORQUE_LABELS:
         if label.startswith(prefix):
             return source
     return None
@@ -58,20 +74,30 @@ def _torque_source(model: DynamicModel, requested: str) -> str:
 
 def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str | Path, torque_source: str = "auto",
                 drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
-                driver_effort: str = "check") -> tuple[PayloadEstimate, Path]:
-    """Identify the payload of a recording with the arm model; write ``out_path`` (payload.yaml)."""
-    from .job import load_recording, torque_data
+                read: ReadOptions | None = None, cancel: threading.Event | None = None) -> tuple[PayloadEstimate, Path]:
+    """Identify the payload of a recording with the arm model; write ``out_path`` (payload.yaml).
+
+    ``read``: how to read the data (default: ``ReadOptions(ur_driver_topics=ur_driver_topics)``); ``cancel``
+    set before the file is written: :class:`~.job.JobCancelled`, nothing written."""
+    from .job import load_recording
 
     model = DynamicModel.load(model_path)
     rm = load_robot(robot or model.robot)
     source = _torque_source(model, torque_source)
     gains = model.drive_gains_nm_per_a if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float)
-    recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics, driver_effort=driver_effort)
-    data, label = torque_data(recording, torque_source=source, drive_gains_nm_per_a=gains)
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
+    recording = load_recording(data_path, robot=rm, read=read)
+    check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
+    signal = select_torque(recording, source, gains)
+    data = {"time_s": recording.time_s, "q_rad": recording.q_rad, "qd_rad_s": recording.qd_rad_s,
+            "effort_nm": signal.torque_nm}
     estimate = identify_payload(data, model, rm, provenance={
-        "arm_model": str(Path(model_path).resolve()), "data": str(Path(data_path).resolve()), "torque": label,
+        "arm_model": str(Path(model_path).resolve()), "data": str(Path(data_path).resolve()),
+        "torque": signal.description, "identified_from": {**signal.provenance(), "read": read.describe()},
         "robot": str(robot or model.robot), "duration_s": float(recording.duration_s),
         "reader_warnings": list(getattr(recording, "warnings", ()) or ())})
+    if cancel is not None and cancel.is_set():
+        raise JobCancelled("cancelled before the payload was identified; nothing was written")
     out = Path(out_path)
     if out.is_dir():
         out = out / "payload.yaml"

@@ -2,7 +2,8 @@
 
 ``identify(recording, robot, options)`` runs, in order:
 
-1. torque source: joint torque (``effort_nm``) or motor current x drive gains;
+1. torque source (identification/torque_source.py, the one rule): motor current x drive gains,
+   a joint torque (``effort_nm``), or on request UR's target moment;
 2. preprocessing (identification/preprocessing.py): gaps, zero-phase filtering,
    central differences, decimation;
 3. base parameters (dynamics/base_parameters.py) and the base regressor of the data
@@ -52,8 +53,9 @@ from .estimators import (
     NormalEquations,
     physically_consistent_least_squares,
 )
-from .metrics import torque_metrics
+from .metrics import moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, parallel_friction_columns, preprocess
+from .torque_source import TORQUE_SOURCES, TorqueSignal, select_torque
 
 __all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict_preprocessed", "predict_torque", "prepare",
            "validate"]
@@ -72,8 +74,9 @@ class IdentificationOptions:
     fit_stribeck: search each joint's Stribeck velocity in ``stribeck_search_range_rad_s``;
         otherwise use ``stribeck_velocity_rad_s``.
     coulomb_velocity_rad_s: tanh smoothing of the Coulomb term (fixed).
-    torque_source: ``auto`` (effort_nm if present, else current_a x gains), ``effort``, ``current``.
-    drive_gains_nm_per_a: needed for ``current``.
+    torque_source: ``auto``, ``current``, ``effort``, ``target_moment``: the rule of
+        identification/torque_source.py (auto: current x gains when gains are given, else effort).
+    drive_gains_nm_per_a: needed for ``current``; stored in the model (None: the model has no gains).
     prior: model whose per-link values anchor the unidentifiable directions (default: nominal).
     com_half_width_m: CoM box half-width around the prior CoM; None = half the link length + 5 cm.
     progress: print a progress bar to stderr.
@@ -101,8 +104,8 @@ class IdentificationOptions:
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator {self.estimator!r} is unknown; choose one of {', '.join(ESTIMATORS)}")
-        if self.torque_source not in ("auto", "effort", "current"):
-            raise ValueError(f"torque_source {self.torque_source!r} must be auto, effort or current")
+        if self.torque_source not in TORQUE_SOURCES:
+            raise ValueError(f"torque_source {self.torque_source!r} must be one of {', '.join(TORQUE_SOURCES)}")
 
 
 @dataclass(frozen=True)
@@ -132,26 +135,12 @@ def _get(data: Any, name: str):
     return getattr(data, name, None)
 
 
-def _torque_of(recording: Any, options: IdentificationOptions, n: int) -> tuple[np.ndarray, str]:
-    effort = _get(recording, "effort_nm")
-    current = _get(recording, "current_a")
-    source = options.torque_source
-    if source == "auto":
-        usable_effort = effort is not None and np.size(effort) and np.any(np.isfinite(np.asarray(effort, float)))
-        source = "effort" if usable_effort else "current"
-    if source == "effort":
-        if effort is None:
-            raise ValueError("the recording has no effort_nm (joint torque); use torque_source='current' "
-                             "with drive_gains_nm_per_a")
-        return np.asarray(effort, float), "effort_nm"
-    if current is None:
-        raise ValueError("the recording has neither joint torques (effort_nm) nor motor currents (current_a)")
-    if options.drive_gains_nm_per_a is None:
-        raise ValueError("torques come from motor currents but no drive gains are given: pass "
-                         "drive_gains_nm_per_a (Nm/A), or identify them first with a known-payload "
-                         "experiment (identification/drive_gains.identify_drive_gains; README 'Drive gains')")
-    gains = np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,))
-    return np.asarray(current, float) * gains, "current_a x drive_gains_nm_per_a"
+def _torque_of(recording: Any, options: IdentificationOptions, n: int) -> TorqueSignal:
+    """The torque by the one rule (gains as given: the drive-gain identification works in amperes)."""
+    gains = options.drive_gains_nm_per_a
+    if gains is not None:
+        gains = np.broadcast_to(np.asarray(gains, float), (n,))
+    return select_torque(recording, options.torque_source, gains, plausible_gains=False)
 
 
 def _robot(robot: RobotModel | str) -> RobotModel:
@@ -167,7 +156,7 @@ def prepare(recording: Any, robot: RobotModel | str, options: IdentificationOpti
     t = _get(recording, "time_s")
     if q is None or t is None:
         raise ValueError("a recording needs time_s and q_rad arrays")
-    torque, _ = _torque_of(recording, options, rm.n_joints)
+    torque = _torque_of(recording, options, rm.n_joints).torque_nm
     return preprocess(t, q, torque, qd_rad_s=_get(recording, "qd_rad_s"), options=options.preprocessing)
 
 
@@ -327,7 +316,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     stages = _Stages(options.progress)
     clock = time.perf_counter()
     data = preprocessed if preprocessed is not None else prepare(recording, rm, options)
-    torque_label = _torque_of(recording, options, n)[1] if recording is not None else "preprocessed"
+    signal = _torque_of(recording, options, n) if recording is not None else None
+    torque_label = signal.description if signal is not None else "preprocessed"
     timings["preprocess"] = time.perf_counter() - clock
     stages(0.0, 0.1)(1.0)
 
@@ -402,9 +392,10 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
                 if options.friction else FrictionParameters.zeros(n))
     base_consistent = base_map.base_from_standard(full)
     predicted = (w_base @ base_consistent).reshape(-1, n)
-    metrics = torque_metrics(predicted, data.torque, rm.joint_names)
+    metrics = torque_metrics(predicted, data.torque, rm.joint_names, moving=moving_samples(data.qd_rad_s))
     consistent_links = is_physically_consistent(standard.reshape(n, 10))
-    gains = (np.ones(n) if options.drive_gains_nm_per_a is None
+    # The arm's gains when known; never a placeholder (a model from joint torques may have none).
+    gains = (None if options.drive_gains_nm_per_a is None
              else np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,)).copy())
     model = prior.with_standard_parameters(
         standard,
@@ -418,6 +409,9 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             **options.provenance,
             "method": f"{options.estimator} (base: {linear.method})",
             "torque_source": torque_label,
+            "identified_from": {**(signal.provenance() if signal is not None else {"torque_source": "preprocessed",
+                                                                                  "drive_gains_nm_per_a": None}),
+                                **options.provenance.get("identified_from", {})},
             "preprocessing": data.summary(),
             "condition_number": cond,
             "physically_consistent_links": consistent_links.tolist(),

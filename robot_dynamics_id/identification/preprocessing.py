@@ -16,6 +16,12 @@ clean, synchronous q, qd, qdd and torque samples:
    robot's own timestamps (``numpy.gradient``, exact for uneven steps);
 4. the filter's edge transients are trimmed from each segment, then samples are
    decimated to a few times the cut-off (the signal above it is gone anyway).
+   With ``keep_all_samples`` (validation's predictions at the recording's own
+   timestamps) nothing is trimmed or decimated: every sample of every segment
+   long enough to filter is kept and the edge samples are marked in ``edge``.
+
+``source_index`` maps every output sample to its row in the input arrays, so
+results can be put back on the recording's timestamps.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ class PreprocessingOptions:
     min_cutoff_hz: float = 2.0
     trim_cutoff_periods: float = 2.0
     friction_velocity_cutoff_hz: float | None = None
+    keep_all_samples: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,11 @@ class PreprocessedData:
     full_rate_qd_rad_s: tuple[np.ndarray, ...] = ()
     filter_sos: np.ndarray | None = None
     trim_samples: int = 0
+    #: row of the input arrays each sample came from, (N,)
+    source_index: np.ndarray | None = None
+    #: True for samples within the filter's edge transient of their segment (only with keep_all_samples)
+    edge: np.ndarray | None = None
+    keep_all_samples: bool = False
 
     def parallel_filter(self, function) -> np.ndarray:
         """Apply ``function`` (full-rate velocity (M, n) -> array (M, ...)) per segment, then the torque's
@@ -117,7 +129,8 @@ class PreprocessedData:
             values = np.asarray(function(qd_full), float)
             filtered = scipy.signal.sosfiltfilt(self.filter_sos, values, axis=0,
                                                 padlen=min(3 * self.trim_samples, values.shape[0] - 1))
-            parts.append(filtered[self.trim_samples: qd_full.shape[0] - self.trim_samples: self.decimation])
+            parts.append(filtered if self.keep_all_samples else
+                         filtered[self.trim_samples: qd_full.shape[0] - self.trim_samples: self.decimation])
         return np.concatenate(parts, axis=0)
 
     @property
@@ -199,6 +212,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
     if finite.sum() < 2:
         raise ValueError("fewer than 2 finite samples; check the recording")
     # Drop bad rows; the time jump they leave is then detected as a gap.
+    rows = np.flatnonzero(finite)
     t, q, tau = t[finite], q[finite], tau[finite]
     qd = None if qd is None else qd[finite]
     extra_in = {k: v[finite] for k, v in extra_in.items()}
@@ -217,6 +231,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
     sos = scipy.signal.butter(opts.filter_order, cutoff, btype="low", fs=fs, output="sos")
     target = opts.decimate_to_hz or opts.decimation_factor_of_cutoff * cutoff
     decimation = max(1, int(np.floor(fs / target + 1e-6)))  # tolerate timestamp rounding in fs
+    if opts.keep_all_samples:
+        decimation = 1
     trim = int(np.ceil(opts.trim_cutoff_periods * fs / cutoff))
     min_len = max(int(np.ceil(opts.min_segment_s * fs)) + 2 * trim, 3 * (opts.filter_order * 2 + 1) + 2)
 
@@ -227,7 +243,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         velocity_cutoff = 4.0 * cutoff
     sos_velocity = None if velocity_cutoff is None else scipy.signal.butter(
         opts.filter_order, min(float(velocity_cutoff), 0.45 * fs), btype="low", fs=fs, output="sos")
-    out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": [], "qd_full": []}
+    out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": [], "qd_full": [], "row": [],
+                            "edge": []}
     out_extra: dict[str, list] = {k: [] for k in extra_in}
     kept = 0
     for seg in segments:
@@ -247,7 +264,12 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
                                                                                padlen=pad)
         out["qd_full"].append(qd_full)
         tauf = scipy.signal.sosfiltfilt(sos, tau[seg], axis=0, padlen=pad)
-        keep = slice(trim, ts.shape[0] - trim, decimation)
+        keep = slice(0, ts.shape[0]) if opts.keep_all_samples else slice(trim, ts.shape[0] - trim, decimation)
+        edge = np.zeros(ts.shape[0], bool)
+        edge[:trim] = True
+        edge[ts.shape[0] - trim:] = True
+        out["row"].append(rows[seg][keep])
+        out["edge"].append(edge[keep])
         out["t"].append(ts[keep])
         out["q"].append(qf[keep])
         out["qd"].append(qdf[keep])
@@ -270,6 +292,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         sample_rate_hz=fs / decimation, cutoff_hz=cutoff, decimation=decimation, n_segments=kept, n_gaps=n_gaps,
         n_dropped_rows=n_bad, extra={k: np.vstack(v) for k, v in out_extra.items()},
         full_rate_qd_rad_s=tuple(out["qd_full"]), filter_sos=sos, trim_samples=trim,
+        source_index=np.concatenate(out["row"]), edge=np.concatenate(out["edge"]),
+        keep_all_samples=opts.keep_all_samples,
     )
 
 

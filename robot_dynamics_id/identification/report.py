@@ -10,6 +10,14 @@
   preprocessing summary, condition number, consistency and timings;
 * ``torque_fit.png``, ``residuals.png``, ``friction.png`` (matplotlib, Agg backend).
 
+:func:`write_predictions` writes ``predictions.csv``: one row per sample of the
+recording, at its own timestamps (identification/validation.py): ``time_s``,
+``status`` (scored, edge, short_segment, non_finite), ``scored`` (1 = used for
+the metrics), per joint j ``measured_nm_j`` (as recorded), ``measured_filtered_nm_j``
+(low-passed like the model's inputs: what is scored), ``predicted_nm_j``,
+``ur_model_nm_j`` (UR's model, when compared) and ``moving_j`` (1 = |q̇_j| above
+the moving threshold); NaN where no value could be computed.
+
 :class:`ProgressBar` draws a one-line progress bar on stderr for long runs.
 """
 
@@ -30,8 +38,10 @@ from ..robots.model import RobotModel, load_robot
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import IdentificationResult
+    from .validation import ValidationResult
 
-__all__ = ["ProgressBar", "identified_urdf", "plot_friction", "plot_torques", "write_metrics", "write_report"]
+__all__ = ["ProgressBar", "identified_urdf", "plot_friction", "plot_torques", "write_metrics", "write_predictions",
+           "write_report"]
 
 
 class ProgressBar:
@@ -129,6 +139,30 @@ def write_metrics(path: str | Path, metrics: dict) -> Path:
     return path
 
 
+def write_predictions(path: str | Path, result: ValidationResult) -> Path:
+    """predictions.csv: every recording sample with its status, measured and predicted torque (module doc)."""
+    path = Path(path)
+    n = len(result.joint_names)
+    header = ["time_s", "status", "scored"]
+    blocks = [result.measured_nm, result.measured_filtered_nm, result.predicted_nm]
+    prefixes = ["measured_nm", "measured_filtered_nm", "predicted_nm"]
+    if result.ur_model_nm is not None:
+        blocks.append(result.ur_model_nm)
+        prefixes.append("ur_model_nm")
+    for prefix in prefixes:
+        header += [f"{prefix}_{j}" for j in range(n)]
+    header += [f"moving_{j}" for j in range(n)]
+    values = np.hstack(blocks)
+    # One format string per row over plain Python lists: ~3x faster than formatting value by value.
+    row_format = "%.6f,%s,%d," + ",".join(["%.6g"] * values.shape[1]) + "," + ",".join(["%d"] * n) + "\n"
+    rows = zip(result.time_s.tolist(), result.status.tolist(), result.scored.astype(int).tolist(), values.tolist(),
+               result.moving.astype(int).tolist())
+    with path.open("w", encoding="ascii") as handle:
+        handle.write(",".join(header) + "\n")
+        handle.writelines(row_format % (t, status, scored, *v, *m) for t, status, scored, v, m in rows)
+    return path
+
+
 def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
@@ -182,24 +216,34 @@ def plot_friction(model: DynamicModel, path: str | Path, *, max_velocity_rad_s: 
 
 
 def write_report(result: IdentificationResult, out_dir: str | Path, *, robot: RobotModel | None = None,
-                 validation_metrics: dict | None = None, plots: bool = True) -> dict[str, Path]:
-    """Write model.yaml, model.urdf, metrics.json and the PNG plots into ``out_dir``; returns the paths."""
+                 validation_metrics: dict | None = None, plots: bool = True, extra: dict | None = None
+                 ) -> dict[str, Path]:
+    """Write model.yaml, model.urdf, metrics.json and the PNG plots into ``out_dir``; returns the paths.
+
+    A model whose links are not all physically consistent gets no URDF (a URDF with negative masses or
+    unrealisable inertias breaks its readers); metrics.json says so. ``extra`` is merged into metrics.json.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"model": result.model.save(out / "model.yaml")}
-    urdf_path = out / "model.urdf"
-    urdf_path.write_text(identified_urdf(result.model, robot))
-    paths["urdf"] = urdf_path
+    consistent = bool(np.all(result.physically_consistent_links))
+    if consistent:
+        urdf_path = out / "model.urdf"
+        urdf_path.write_text(identified_urdf(result.model, robot))
+        paths["urdf"] = urdf_path
     metrics = {
         "training": result.metrics,
         "validation": validation_metrics,
         "preprocessing": result.data.summary(),
         "condition_number": result.condition_number,
         "n_base_parameters": result.base_map.n_base,
+        "physically_consistent": consistent,
         "physically_consistent_links": result.physically_consistent_links.tolist(),
+        "urdf": "model.urdf" if consistent else "not written: the per-link model is not physically consistent",
         "stribeck_velocity_rad_s": result.stribeck_velocity_rad_s.tolist(),
         "estimator": result.model.provenance.get("method"),
         "timings_s": result.timings_s,
+        **(extra or {}),
     }
     paths["metrics"] = write_metrics(out / "metrics.json", metrics)
     if plots:

@@ -16,7 +16,8 @@ from ..dynamics.friction import FrictionParameters, friction_torque
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
 
-__all__ = ["SyntheticRecording", "fourier_trajectory", "inverse_dynamics", "perturbed_truth", "synthetic_recording"]
+__all__ = ["SyntheticRecording", "fourier_trajectory", "inverse_dynamics", "perturbed_truth", "synthetic_recording",
+           "synthetic_ur_recording"]
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,31 @@ def synthetic_recording(truth: DynamicModel, *, duration_s: float = 30.0, rate_h
     tau_meas = tau + rng.normal(size=tau.shape) * np.asarray(torque_noise_nm)
     q_meas = q + rng.normal(size=q.shape) * position_noise_rad
     return SyntheticRecording(time_s=t, q_rad=q_meas, qd_rad_s=qd, qdd_rad_s2=qdd, effort_nm=tau_meas)
+
+
+def synthetic_ur_recording(truth: DynamicModel, drive_gains_nm_per_a, *, duration_s: float = 20.0,
+                           rate_hz: float = 100.0, seed: int = 0, torque_noise_nm: float | np.ndarray = 0.0):
+    """A :class:`~robot_dynamics_id.io.recording.Recording` with the signals a UR reports, from ``truth``:
+
+    ``current_a`` = joint torque / ``drive_gains_nm_per_a``; ``effort_nm`` = the joint torque (a torque
+    interface); ``target_moment_nm`` = the nominal model's rigid-body torque (UR's model: no friction) and
+    ``target_current_a`` = that / the gains; ``current_as_torque_nm`` = joint torque minus the nominal
+    gravity (UR's gravity-compensated ``actual_current_as_torque``). Fast (no simulator): for tests of the
+    torque-source rule, the data checks and validation.
+    """
+    from ..io.recording import Recording, RecordingSource
+    from ..robots.model import load_robot
+
+    syn = synthetic_recording(truth, duration_s=duration_s, rate_hz=rate_hz, seed=seed,
+                              torque_noise_nm=torque_noise_nm)
+    gains = np.broadcast_to(np.asarray(drive_gains_nm_per_a, float), (truth.n_joints,))
+    nominal = load_robot(truth.robot)
+    data = nominal.model.createData()
+    moment = np.array([pin.rnea(nominal.model, data, q, qd, qdd)
+                       for q, qd, qdd in zip(syn.q_rad, syn.qd_rad_s, syn.qdd_rad_s2)])
+    gravity = np.array([pin.computeGeneralizedGravity(nominal.model, data, q) for q in syn.q_rad])
+    return Recording(
+        joint_names=tuple(nominal.joint_names), time_s=syn.time_s, q_rad=syn.q_rad, qd_rad_s=syn.qd_rad_s,
+        current_a=syn.effort_nm / gains, target_current_a=moment / gains, target_moment_nm=moment,
+        effort_nm=syn.effort_nm, current_as_torque_nm=syn.effort_nm - gravity,
+        source=RecordingSource(f"synthetic {truth.robot}", "synthetic"))

@@ -31,11 +31,15 @@ from ..robots.description import JOINT_NAMES
 from .bag_storage import BagReadError, BagSource, open_bag
 from .recording import Recording, RecordingSource
 
-__all__ = ["FLOAT64_MULTI_ARRAY", "JOINT_STATE", "WRENCH_STAMPED", "BagTopics", "JointVectorTopic", "read_bag"]
+__all__ = ["FLOAT64_MULTI_ARRAY", "JOINT_STATE", "JOINT_STATES_EFFORT", "WRENCH_STAMPED", "BagTopics", "JointVectorTopic",
+           "read_bag"]
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
+
+#: what JointState.effort on the joint-states topic may hold (BagTopics.joint_states_effort)
+JOINT_STATES_EFFORT = ("torque_nm", "current_a", "current_as_torque_nm", "ignore")
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,9 @@ class BagTopics:
 
     ``joint_states_effort`` says what ``JointState.effort`` on ``joint_states``
     holds: 'torque_nm' (a torque interface -> Recording.effort_nm), 'current_a'
-    (the official UR driver's default -> Recording.current_a) or 'ignore'.
+    (the official UR driver's default -> Recording.current_a), 'current_as_torque_nm'
+    (the UR driver on new firmware: UR's gravity-compensated actual_current_as_torque ->
+    Recording.current_as_torque_nm) or 'ignore'.
     An optional topic set to ``None`` is not read; one missing from the bag is
     reported in ``Recording.warnings`` unless listed in ``read_bag(require=...)``.
     """
@@ -83,8 +89,8 @@ class BagTopics:
     effort_commands: str | None = "/forward_effort_controller/commands"
 
     def __post_init__(self) -> None:
-        if self.joint_states_effort not in ("torque_nm", "current_a", "ignore"):
-            raise ValueError(f"BagTopics.joint_states_effort must be 'torque_nm', 'current_a' or 'ignore', "
+        if self.joint_states_effort not in JOINT_STATES_EFFORT:
+            raise ValueError(f"BagTopics.joint_states_effort must be one of {', '.join(JOINT_STATES_EFFORT)}, "
                              f"got {self.joint_states_effort!r}")
 
     @classmethod
@@ -277,7 +283,8 @@ def _handle_nan(series: _Series, nan_policy: str, bag_path: Path, warnings: list
     text = (f"{series.topic}: {count} of {len(bad)} samples hold NaN/inf values (first: {first}"
             f"{', ...' if count > 5 else ''})")
     if nan_policy == "raise":
-        raise BagReadError(f"bag {bag_path}: {text}. Pass nan_policy='drop' to drop those samples")
+        raise BagReadError(f"bag {bag_path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop "
+                           "those samples")
     warnings.append(text + "; dropped")
     keep = ~bad
     return _Series(series.topic, series.stamp_ns[keep], series.receive_ns[keep], series.values[keep], series.stamped)
@@ -379,7 +386,8 @@ def read_bag(
         used: dict[str, str] = {"q_rad": topics.joint_states, "qd_rad_s": topics.joint_states}
         js_effort_field = None
         if js_effort is not None:
-            name = js_effort_field = "effort_nm" if topics.joint_states_effort == "torque_nm" else "current_a"
+            name = js_effort_field = {"torque_nm": "effort_nm"}.get(topics.joint_states_effort,
+                                                                     topics.joint_states_effort)
             stamped[name] = js_effort
             used[name] = topics.joint_states + " effort"
         for name, spec in (("current_a", topics.motor_currents), ("target_current_a", topics.target_currents),

@@ -13,12 +13,21 @@ Every problem raises :class:`BagReadError` naming the bag, what is wrong and the
 
 from __future__ import annotations
 
-from .bag_decode import FLOAT64_MULTI_ARRAY, JOINT_STATE, WRENCH_STAMPED, BagTopics, JointVectorTopic, read_bag
+from .bag_decode import (
+    FLOAT64_MULTI_ARRAY,
+    JOINT_STATE,
+    JOINT_STATES_EFFORT,
+    WRENCH_STAMPED,
+    BagTopics,
+    JointVectorTopic,
+    read_bag,
+)
 from .bag_storage import BagReadError, BagSource, bag_summary, open_bag
 
 __all__ = [
     "FLOAT64_MULTI_ARRAY",
     "JOINT_STATE",
+    "JOINT_STATES_EFFORT",
     "WRENCH_STAMPED",
     "BagReadError",
     "BagSource",

@@ -544,7 +544,8 @@ def write_recording_bag(
     names = list(recording.joint_names)
     t_ns = np.round(recording.time_s * 1e9).astype(np.int64)
     rx_ns = t_ns + int(round(receive_delay_s * 1e9))
-    js_effort = {"torque_nm": recording.effort_nm, "current_a": recording.current_a}.get(topics.joint_states_effort)
+    js_effort = {"torque_nm": recording.effort_nm, "current_a": recording.current_a,
+                 "current_as_torque_nm": recording.current_as_torque_nm}.get(topics.joint_states_effort)
     per_joint: list[tuple[str, str, str, np.ndarray]] = []  # (topic, msgtype, field, values)
     for attr, spec in (("current_a", topics.motor_currents), ("target_current_a", topics.target_currents),
                        ("target_moment_nm", topics.target_moment)):

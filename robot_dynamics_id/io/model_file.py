@@ -11,9 +11,16 @@ Schema (``schema: robot_dynamics_id/model/1``)::
          inertia_about_com_kgm2: {ixx: .., ixy: .., ixz: .., iyy: .., iyz: .., izz: ..}}
     rotor_inertia_kgm2: [...]       # reflected to the joint side
     friction: {...}                 # FrictionParameters.to_dict() (seeds.md P2 eq. 11 form)
-    drive_gains_nm_per_a: [...]     # joint torque per motor current
+    drive_gains_nm_per_a: [...]     # joint torque per motor current, Nm/A; null = not known (never a placeholder)
     base_parameters: {names: [...], values: [...], std: [...]}   # optional
-    provenance: {...}               # optional free-form: data, method, date, metrics
+    provenance: {...}               # optional: data, method, date, metrics, and
+                                    # identified_from: {data, robot, torque_source, drive_gains_nm_per_a, signal}
+
+``provenance.identified_from`` records what the model was identified from
+(identification/torque_source.py); ``rdi validate`` scores other data with the
+same torque source unless told otherwise. Files written before it existed
+stored drive gains of exactly 1.0 when none were known; such all-1.0 gains
+without ``identified_from`` are read as unknown (``None``).
 
 For the built-in UR arms the pinocchio joint frame of joint i lies on the joint
 axis; DH frame i is that frame moved by Tx(a_i) Rx(alpha_i) (robots/urdf.py).
@@ -61,7 +68,8 @@ class DynamicModel:
     link_inertia_kgm2: np.ndarray
     rotor_inertia_kgm2: np.ndarray
     friction: FrictionParameters
-    drive_gains_nm_per_a: np.ndarray
+    #: joint torque per motor current, Nm/A; None when not known
+    drive_gains_nm_per_a: np.ndarray | None
     base_parameters: dict | None = None
     provenance: dict = field(default_factory=dict)
 
@@ -91,27 +99,48 @@ class DynamicModel:
             link_inertia_kgm2=np.array([np.asarray(I.inertia) for I in inertias]),
             rotor_inertia_kgm2=np.asarray(m.armature, float).copy(),
             friction=friction or FrictionParameters.zeros(n),
-            drive_gains_nm_per_a=(np.ones(n) if drive_gains_nm_per_a is None
+            drive_gains_nm_per_a=(None if drive_gains_nm_per_a is None
                                   else np.asarray(drive_gains_nm_per_a, float)),
         )
 
     @classmethod
     def nominal(cls, robot: str = "ur3") -> DynamicModel:
-        """The nominal model of a robot: published masses/CoMs, inertia priors, no friction."""
+        """The nominal model of a robot: published masses/CoMs, inertia priors, no friction, no drive gains
+        (UR publishes none for its arms)."""
         return cls.from_robot_model(load_robot(robot), robot=str(robot))
 
     # ---- views ----------------------------------------------------------------------
     def standard_parameters(self) -> np.ndarray:
         """The 10n standard parameters in pinocchio's order per link:
-        (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz), inertia about the joint-frame origin."""
-        return np.concatenate([self.link_inertia(i).toDynamicParameters() for i in range(self.n_joints)])
+        (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz), inertia about the joint-frame origin.
+
+        Computed directly (parallel-axis theorem), not through pinocchio's Inertia, so a model that is not
+        physically consistent (``--method wls|ols|irls``) still gives the parameters it was identified with."""
+        out = np.empty((self.n_joints, 10))
+        for i in range(self.n_joints):
+            m = float(self.link_mass_kg[i])
+            c = np.asarray(self.link_com_m[i], float)
+            inertia = np.asarray(self.link_inertia_kgm2[i], float) + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+            out[i] = (m, *(m * c), inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2], inertia[1, 2],
+                      inertia[2, 2])
+        return out.ravel()
 
     def link_inertia(self, i: int) -> pin.Inertia:
         return pin.Inertia(float(self.link_mass_kg[i]), np.asarray(self.link_com_m[i], float),
                            np.asarray(self.link_inertia_kgm2[i], float))
 
     def robot_model(self) -> RobotModel:
-        """The robot's kinematics with this model's inertials and rotor inertias (a new pinocchio model)."""
+        """The robot's kinematics with this model's inertials and rotor inertias (a new pinocchio model).
+
+        Raises ModelFileError for a model whose links are not physically consistent (rigid-body algorithms
+        need real bodies; such a model predicts torques through its regressor form only)."""
+        bad = np.flatnonzero(~self.is_physically_consistent())
+        if bad.size:
+            raise ModelFileError(
+                f"model of {self.robot}: link(s) {bad.tolist()} are not physically consistent (mass "
+                f"{np.round(self.link_mass_kg[bad], 4).tolist()} kg, or an inertia that no body has), as models "
+                "from --method wls/ols/irls may be; a controller or simulator needs a consistent model: identify "
+                "with --method consistent")
         base = load_robot(self.robot)
         model = base.model.copy()
         for i in range(self.n_joints):
@@ -171,7 +200,8 @@ class DynamicModel:
             "links": links,
             "rotor_inertia_kgm2": [float(v) for v in self.rotor_inertia_kgm2],
             "friction": self.friction.to_dict(),
-            "drive_gains_nm_per_a": [float(v) for v in self.drive_gains_nm_per_a],
+            "drive_gains_nm_per_a": (None if self.drive_gains_nm_per_a is None
+                                     else [float(v) for v in self.drive_gains_nm_per_a]),
             "provenance": self.provenance,
         }
         if self.base_parameters is not None:
@@ -201,6 +231,7 @@ class DynamicModel:
             n = len(data["joint_names"])
             if len(links) != n:
                 raise ModelFileError(f"{source}: {len(links)} links but {n} joint_names")
+            provenance = data.get("provenance") or {}
             return cls(
                 robot=str(data["robot"]),
                 joint_names=tuple(data["joint_names"]),
@@ -209,9 +240,9 @@ class DynamicModel:
                 link_inertia_kgm2=np.array([_inertia_matrix(l["inertia_about_com_kgm2"]) for l in links]),
                 rotor_inertia_kgm2=np.asarray(data.get("rotor_inertia_kgm2", np.zeros(n)), float),
                 friction=FrictionParameters.from_dict(data["friction"]),
-                drive_gains_nm_per_a=np.asarray(data.get("drive_gains_nm_per_a", np.ones(n)), float),
+                drive_gains_nm_per_a=_drive_gains_from_file(data.get("drive_gains_nm_per_a"), provenance, n),
                 base_parameters=data.get("base_parameters"),
-                provenance=data.get("provenance") or {},
+                provenance=provenance,
             )
         except ModelFileError:
             raise
@@ -229,6 +260,18 @@ class DynamicModel:
         except yaml.YAMLError as exc:
             raise ModelFileError(f"{path}: not valid YAML: {exc}") from exc
         return cls.from_dict(data, source=str(path))
+
+
+def _drive_gains_from_file(value, provenance: dict, n: int) -> np.ndarray | None:
+    """The file's drive gains; None when absent, null, or the all-1.0 placeholder of older files."""
+    if value is None:
+        return None
+    gains = np.asarray(value, float)
+    if gains.shape != (n,):
+        raise ValueError(f"drive_gains_nm_per_a has {gains.size} values for {n} joints")
+    if "identified_from" not in provenance and np.all(gains == 1.0):
+        return None  # placeholder written before provenance.identified_from existed: not real gains
+    return gains
 
 
 def plain_for_yaml(value: Any) -> Any:

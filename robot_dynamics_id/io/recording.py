@@ -13,7 +13,11 @@ Fields, units, and their source in a bag (package default topics) / an RTDE CSV:
   official UR driver / ``actual_current_0..5``
 - ``target_current_a`` [A]: /target_currents effort / ``target_current_0..5``
 - ``target_moment_nm`` [Nm]: /target_moment effort / ``target_moment_0..5``
-- ``effort_nm`` [Nm]: /joint_states effort (torque interface) / ``actual_current_as_torque_0..5``
+- ``effort_nm`` [Nm]: /joint_states effort (a joint-torque interface, e.g. our ur_interface) / (none)
+- ``current_as_torque_nm`` [Nm]: /joint_states effort of the official UR driver on new firmware
+  (``joint_states_effort='current_as_torque_nm'``) / ``actual_current_as_torque_0..5``. UR documents
+  it as gravity-compensated (0 for a joint at rest without external load): it cannot identify
+  gravity, so it is never used as the joint torque (identification/torque_source.py)
 - ``tcp_wrench`` [N, Nm], [Fx Fy Fz Mx My Mz]: /force_torque_sensor_broadcaster/wrench
   (in the message's frame) / ``actual_TCP_force_0..5`` (base frame)
 - ``velocity_command_rad_s`` [rad/s]: /forward_velocity_controller/commands / (none)
@@ -39,6 +43,7 @@ JOINT_SIGNALS: tuple[str, ...] = (
     "target_current_a",
     "target_moment_nm",
     "effort_nm",
+    "current_as_torque_nm",
     "velocity_command_rad_s",
     "effort_command_nm",
 )
@@ -79,6 +84,8 @@ class Recording:
     target_moment_nm: np.ndarray | None = None
     #: joint torque reported by a torque interface, Nm, (N, n)
     effort_nm: np.ndarray | None = None
+    #: UR's actual_current_as_torque: gravity-compensated joint torque, Nm, (N, n) (not a joint torque)
+    current_as_torque_nm: np.ndarray | None = None
     #: [Fx, Fy, Fz, Mx, My, Mz] in N and Nm, (N, 6)
     tcp_wrench: np.ndarray | None = None
     #: commanded joint velocities, rad/s, (N, n); NaN before the first command

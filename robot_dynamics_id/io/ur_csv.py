@@ -17,7 +17,7 @@ actual_qd_0..5                 qd_rad_s               rad/s
 actual_current_0..5            current_a              A
 target_current_0..5            target_current_a       A
 target_moment_0..5             target_moment_nm       Nm
-actual_current_as_torque_0..5  effort_nm              Nm
+actual_current_as_torque_0..5  current_as_torque_nm   Nm (gravity-compensated: not a joint torque)
 actual_TCP_force_0..5          tcp_wrench             N, Nm (base frame)
 =============================  =====================  ======
 
@@ -45,7 +45,7 @@ RTDE_FIELDS: dict[str, str] = {
     "actual_current": "current_a",
     "target_current": "target_current_a",
     "target_moment": "target_moment_nm",
-    "actual_current_as_torque": "effort_nm",
+    "actual_current_as_torque": "current_as_torque_nm",
     "actual_TCP_force": "tcp_wrench",
 }
 _REQUIRED = ("timestamp", "actual_q", "actual_qd")
@@ -155,7 +155,7 @@ def read_ur_csv(
         text = (f"{int(bad.sum())} of {bad.size} rows hold NaN/inf (first data rows: "
                 f"{', '.join(str(r + 1) for r in rows[:5])}{', ...' if rows.size > 5 else ''})")
         if nan_policy == "raise":
-            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' to drop them")
+            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop them")
         warnings.append(text + "; dropped")
         arrays = {k: v[~bad] for k, v in arrays.items()}
     t = arrays.pop("timestamp")[:, 0]

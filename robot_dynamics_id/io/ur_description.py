@@ -241,9 +241,11 @@ def _drive_file(model: DynamicModel, description: RobotDescription) -> dict:
         "robot": description.name,
         "joint_names": list(description.joint_names),
         "rotor_inertia_kgm2": [float(v) for v in model.rotor_inertia_kgm2],
-        "drive_gains_nm_per_a": [float(v) for v in model.drive_gains_nm_per_a],
+        # null when the model does not know them (identified from joint torques without --drive-gains)
+        "drive_gains_nm_per_a": (None if model.drive_gains_nm_per_a is None
+                                 else [float(v) for v in model.drive_gains_nm_per_a]),
         "friction": model.friction.to_dict(),
-        "note": "joint torque = drive gain x motor current; rotor inertia is reflected to the joint side (URDF "
+        "note": "joint torque = drive gain x motor current (null: not known); rotor inertia is reflected to the joint side (URDF "
                 "has no field for it: add it to the mass matrix diagonal); joint_dynamics.yaml keeps only the "
                 "viscous (damping) and Coulomb (friction) terms",
     }

@@ -34,7 +34,7 @@ gravity-compensated torque keeps the inertial part but not gravity, so ``a/c ~ 0
 :data:`GRAVITY_COMPENSATED_BELOW` are refused, those within
 :data:`CURRENT_RATIO_RANGE` are motor current; a recording without enough
 gravity or inertial variation cannot be told and is refused too, unless the user
-says the effort is current (``driver_effort='current'``).
+says the effort is current (``--joint-states-effort current``: ``check_effort=False``).
 """
 
 from __future__ import annotations
@@ -51,15 +51,14 @@ from rosbags.typesys.store import Typestore
 
 from ..robots.description import JOINT_NAMES
 from ..robots.model import RobotModel
-from .bag_reader import BagReadError, BagTopics, open_bag, read_bag
+from .bag_decode import BagTopics, read_bag
+from .bag_storage import BagReadError, open_bag
 from .recording import Recording, RecordingSource
 
-__all__ = ["CURRENT_RATIO_RANGE", "DRIVER_EFFORT_CHOICES", "GRAVITY_COMPENSATED_BELOW", "DriverEffortCheck",
+__all__ = ["CURRENT_RATIO_RANGE", "GRAVITY_COMPENSATED_BELOW", "DriverEffortCheck",
            "RTDE_PUBLISHER_FIELDS", "check_driver_effort", "find_rtde_publisher_prefix", "read_robot_bag",
            "read_rtde_publisher_bag", "rtde_publisher_typestore", "read_ur_driver_bag"]
 
-#: ``driver_effort`` choices: ``check`` (the data check decides) or ``current`` (the user says it is).
-DRIVER_EFFORT_CHOICES = ("check", "current")
 #: gravity slope / inertial slope below this: gravity-compensated torque
 GRAVITY_COMPENSATED_BELOW = 0.5
 #: ... within this range: motor current
@@ -165,34 +164,42 @@ def check_driver_effort(recording: Recording, robot: RobotModel, *, max_samples:
     return DriverEffortCheck("undetermined", name, ratio, g_std, detail + "; neither")
 
 
-def read_ur_driver_bag(path: str | Path, robot: RobotModel, *, driver_effort: str = "check") -> Recording:
-    """A bag of the official UR driver: /joint_states with effort read as motor current (A), after the
-    effort check (``driver_effort='check'``) or on the user's word (``'current'``)."""
-    if driver_effort not in DRIVER_EFFORT_CHOICES:
-        raise ValueError(f"driver_effort {driver_effort!r}: choose one of {', '.join(DRIVER_EFFORT_CHOICES)}")
-    recording = read_bag(path, joint_names=tuple(robot.joint_names), topics=BagTopics.ur_driver())
+def read_ur_driver_bag(path: str | Path, robot: RobotModel, *, topics: BagTopics | None = None,
+                       check_effort: bool = True, nan_policy: str = "raise") -> Recording:
+    """A bag of the official UR driver: /joint_states with effort read as ``topics.joint_states_effort`` says
+    (default :meth:`BagTopics.ur_driver`: motor current, A).
+
+    Effort read as motor current is checked from the data (:func:`check_driver_effort`) and refused when it is
+    the gravity-compensated torque of new firmware or cannot be told; ``check_effort=False`` says the user
+    stated that it is current (``--joint-states-effort current``), and the check is skipped. Another meaning
+    (torque, current_as_torque, ignore) is read as stated: the user said what it holds."""
+    topics = topics or BagTopics.ur_driver()
+    recording = read_bag(path, joint_names=tuple(robot.joint_names), topics=topics, nan_policy=nan_policy)
+    if topics.joint_states_effort != "current_a":
+        return recording
     if recording.current_a is None:
-        raise BagReadError(f"bag {path}: /joint_states carries no effort; the identifier needs the motor currents "
-                           "(driver parameter use_currents_as_efforts: true) or RTDE_ROS2_Publisher's actual_current")
-    if driver_effort == "current":
-        return recording.with_warnings("/joint_states effort taken as motor current (A) without the data check "
-                                       "(driver_effort=current)")
+        raise BagReadError(f"bag {path}: {topics.joint_states} carries no effort; the identifier needs the motor "
+                           "currents (driver parameter use_currents_as_efforts: true) or RTDE_ROS2_Publisher's "
+                           "actual_current")
+    if not check_effort:
+        return recording.with_warnings(f"{topics.joint_states} effort taken as motor current (A) without the data "
+                                       "check (--joint-states-effort current)")
     check = check_driver_effort(recording, robot)
     fix = ("Record again with the UR driver parameter use_currents_as_efforts: true (effort = motor current), or "
            "record UR's RTDE_ROS2_Publisher topics (rtde/actual_q, rtde/actual_qd, rtde/actual_current, "
            "rtde/target_moment) alongside")
     if check.kind == "gravity_compensated":
         raise BagReadError(
-            f"bag {path}: /joint_states effort is gravity-compensated torque, not motor current (data check: "
+            f"bag {path}: {topics.joint_states} effort is gravity-compensated torque, not motor current (data check: "
             f"{check.detail}). The driver fills effort with RTDE actual_current_as_torque on PolyScope >= 5.23 "
             f"unless told otherwise; the arm's gravity parameters cannot be identified from it. {fix}")
     if check.kind == "undetermined":
         raise BagReadError(
-            f"bag {path}: cannot tell from the data whether /joint_states effort is motor current or gravity-"
-            f"compensated torque ({check.detail}). If the driver ran with use_currents_as_efforts: true (or on "
-            "firmware before PolyScope 5.23), say so: --driver-effort current (identifier parameter driver_effort). "
-            + fix)
-    return recording.with_warnings(f"/joint_states effort checked as motor current: {check.detail}")
+            f"bag {path}: cannot tell from the data whether {topics.joint_states} effort is motor current or "
+            f"gravity-compensated torque ({check.detail}). If the driver ran with use_currents_as_efforts: true (or "
+            "on firmware before PolyScope 5.23), say so: --joint-states-effort current (identifier parameter "
+            "joint_states_effort: current). " + fix)
+    return recording.with_warnings(f"{topics.joint_states} effort checked as motor current: {check.detail}")
 
 
 # --------------------------------------------------------------------------------------------- RTDE publisher
@@ -259,8 +266,13 @@ def _align(reference_rx: np.ndarray, rx: np.ndarray, period_ns: float) -> tuple[
 
 
 def read_rtde_publisher_bag(path: str | Path, *, joint_names: Sequence[str] = JOINT_NAMES,
-                            prefix: str | None = None) -> Recording:
-    """A bag of RTDE_ROS2_Publisher topics as a :class:`Recording` (see the module docstring)."""
+                            prefix: str | None = None, nan_policy: str = "raise") -> Recording:
+    """A bag of RTDE_ROS2_Publisher topics as a :class:`Recording` (see the module docstring).
+
+    ``nan_policy``: a packet holding NaN/inf in a field that is read is refused ('raise') or dropped and
+    reported ('drop'). What the storage could not read comes first in the warnings, as for our own bags."""
+    if nan_policy not in ("raise", "drop"):
+        raise ValueError(f"nan_policy {nan_policy!r}: choose 'raise' or 'drop'")
     path = Path(path)
     store = rtde_publisher_typestore()
     warnings: list[str] = []
@@ -300,6 +312,8 @@ def read_rtde_publisher_bag(path: str | Path, *, joint_names: Sequence[str] = JO
             wrench = (rx, np.array([(m.wrench.force.x, m.wrench.force.y, m.wrench.force.z, m.wrench.torque.x,
                                      m.wrench.torque.y, m.wrench.torque.z) for m in msgs], dtype=float))
         storage = bag.storage
+        # what could not be read comes first: a partial bag must not read like a whole one
+        warnings = bag.losses() + warnings
         if prefix + "actual_current_as_torque" in present and "current_a" not in series:
             warnings.append(f"{prefix}actual_current_as_torque is gravity-compensated torque and is not read as "
                             "joint torque; record actual_current for identification")
@@ -341,29 +355,67 @@ def read_rtde_publisher_bag(path: str | Path, *, joint_names: Sequence[str] = JO
         warnings.append(f"no {prefix}timestamp topic: sample times are the bag's receive times (their jitter enters "
                         "the accelerations); add timestamp to the publisher's output_recipe")
     order = np.argsort(time_ns, kind="stable")
-    time_ns = time_ns[order]
     unique = np.ones(time_ns.size, bool)
-    unique[1:] = np.diff(time_ns) > 0
+    unique[1:] = np.diff(time_ns[order]) > 0
     if not np.all(unique):
         warnings.append(f"{int((~unique).sum())} sample(s) repeat an earlier time stamp; kept the first")
-    sel = order[unique]
+    sel = order[unique]  # rows of the kept packets, in time order
+    q = q[keep]
+    sel = _finite_packets(sel, q, fields, prefix, nan_policy, path, warnings)
     used = {name: prefix + field for field, name in RTDE_PUBLISHER_FIELDS.items() if name in fields or name == "q_rad"}
     return Recording(
-        joint_names=tuple(joint_names), time_s=time_ns[unique] * 1e-9, q_rad=q[keep][sel],
+        joint_names=tuple(joint_names), time_s=time_ns[sel] * 1e-9, q_rad=q[sel],
         **{name: values[sel] for name, values in fields.items()},
         source=RecordingSource(str(path), f"{storage} (RTDE_ROS2_Publisher)", used), warnings=tuple(warnings))
 
 
+def _finite_packets(sel: np.ndarray, q: np.ndarray, fields: dict[str, np.ndarray], prefix: str, nan_policy: str,
+                    path: Path, warnings: list[str]) -> np.ndarray:
+    """``sel`` without the packets holding NaN/inf in any field read (``nan_policy`` 'drop'), or refused."""
+    values = {"q_rad": q, **fields}
+    bad = np.zeros(sel.size, bool)
+    culprits = []
+    for name, array in values.items():
+        rows = ~np.all(np.isfinite(array[sel]), axis=1)
+        if rows.any():
+            bad |= rows
+            topic = next((prefix + f for f, n in RTDE_PUBLISHER_FIELDS.items() if n == name), prefix + name)
+            culprits.append(f"{topic} ({int(rows.sum())})")
+    if not bad.any():
+        return sel
+    text = (f"{int(bad.sum())} of {sel.size} RTDE packets hold NaN/inf values (topic and packets: "
+            f"{', '.join(culprits)})")
+    if nan_policy == "raise":
+        raise BagReadError(f"bag {path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop those "
+                           "packets")
+    warnings.append(text + "; dropped")
+    if bad.all():
+        raise BagReadError(f"bag {path}: every RTDE packet holds NaN/inf values; nothing left to read")
+    return sel[~bad]
+
+
 # --------------------------------------------------------------------------------------------- dispatch
-def read_robot_bag(path: str | Path, robot: RobotModel, *, ur_driver_topics: bool = False,
-                   driver_effort: str = "check") -> Recording:
-    """Read a bag from whichever tool recorded it: RTDE_ROS2_Publisher's topics (recognised by name), the
-    official driver's /joint_states (``ur_driver_topics``), or this package's own topics."""
+def read_robot_bag(path: str | Path, robot: RobotModel, *, topics: BagTopics | None = None,
+                   ur_driver_topics: bool = False, check_effort: bool = True, nan_policy: str = "raise") -> Recording:
+    """Read a bag from whichever tool recorded it.
+
+    * RTDE_ROS2_Publisher's topics (recognised by name) when the bag has no ``topics.joint_states``, or when
+      it comes from the official driver (``ur_driver_topics``; RTDE's actual_current is then preferred to the
+      driver's effort) and the joint-states topic was not renamed;
+    * the official driver's /joint_states (``ur_driver_topics``: :func:`read_ur_driver_bag`, its effort checked
+      as motor current unless ``check_effort`` is off);
+    * this package's own topics (:func:`~.bag_decode.read_bag`).
+
+    ``topics``: the topics and meanings to read (default :class:`BagTopics`, or :meth:`BagTopics.ur_driver`
+    with ``ur_driver_topics``); ``nan_policy``: 'raise' or 'drop' samples holding NaN/inf."""
+    topics = topics or (BagTopics.ur_driver() if ur_driver_topics else BagTopics())
     with open_bag(path) as bag:
         prefix = find_rtde_publisher_prefix(list(bag.topics))
-        has_joint_states = "/joint_states" in bag.topics
-    if prefix is not None and not (has_joint_states and not ur_driver_topics):
-        return read_rtde_publisher_bag(path, joint_names=tuple(robot.joint_names), prefix=prefix)
+        has_joint_states = topics.joint_states in bag.topics
+    renamed = topics.joint_states != BagTopics().joint_states
+    if prefix is not None and (not has_joint_states or (ur_driver_topics and not renamed)):
+        return read_rtde_publisher_bag(path, joint_names=tuple(robot.joint_names), prefix=prefix,
+                                       nan_policy=nan_policy)
     if ur_driver_topics:
-        return read_ur_driver_bag(path, robot, driver_effort=driver_effort)
-    return read_bag(path, joint_names=tuple(robot.joint_names))
+        return read_ur_driver_bag(path, robot, topics=topics, check_effort=check_effort, nan_policy=nan_policy)
+    return read_bag(path, joint_names=tuple(robot.joint_names), topics=topics, nan_policy=nan_policy)

@@ -1,14 +1,23 @@
 """identifier: identify the dynamics from a recorded bag (or ur_rtde CSV), write the report, exit.
 
 A ROS wrapper around :func:`robot_dynamics_id.identification.job.run_identify`
-(the same job as ``rdi identify``) so the offline step can be part of a launch
-file. It publishes its result on ``~/result`` (std_msgs/String, JSON: model path,
-per-joint fit, physical consistency) and exits 0, or logs the error (with the
-fix) and exits 1.
+(the same job as ``rdi identify``, same options) so the offline step can be part
+of a launch file. It publishes its result on ``~/result`` (std_msgs/String,
+JSON: status, model path, per-joint fit, physical consistency, warnings) and
+exits with
+
+* 0: the model was written and is plausible;
+* 1: refused or failed (nothing written; the log names the fix);
+* 2: a parameter is wrong (nothing done);
+* 3: the model was written but is doubtful (a fit far below zero; see
+  ``problems`` in the result and metrics.json);
+* 6: cancelled (Ctrl-C, SIGTERM): no output folder is left that looks complete
+  (the job writes into a hidden staging folder that is renamed at the end).
 
 With ``payload_model_file`` set it identifies the payload mounted during the
-recording instead (the job of ``rdi payload``, with that arm model) and writes
-``out_dir/payload.yaml``; it exits 3 when the mass or centre of mass is doubtful.
+recording instead (the job of ``rdi payload``, with that arm model and the same
+data options) and writes ``out_dir/payload.yaml``; it exits 0, 1, 2 and 6 as
+above and 3 when the mass or centre of mass is doubtful.
 """
 
 from __future__ import annotations
@@ -21,27 +30,45 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from ..parameters import ParameterError, ParameterSpec, check_choice
+from ..identification.job import EXIT_DOUBTFUL, JOINT_STATES_EFFORT, METHODS, TORQUE_SOURCES
+from ..identification.metrics import MOVING_THRESHOLD_RAD_S
+from ..identification.torque_source import TORQUE_SOURCE_RULE
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ._ros_params import declare_parameters
-from ._run import run_node
+from ._run import EXIT_CANCELLED, run_node
 
-__all__ = ["IDENTIFIER_PARAMETERS", "IdentifierNode", "main"]
+__all__ = ["EXIT_CANCELLED", "IDENTIFIER_PARAMETERS", "IdentifierNode", "main"]
 
 IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("data_path", "string", "", "rosbag2 bag directory (or .mcap/.db3) or ur_rtde CSV to identify from"),
     ParameterSpec("robot", "string", "ur3", "ur3, ur3e, ur5e, ur10e or the path of a URDF file"),
+    ParameterSpec("tool_frame", "string", "tool0", "last frame of a URDF robot"),
     ParameterSpec("out_dir", "string", "identification",
-                  "output folder: model.yaml, model.urdf, metrics.json, PNG plots"),
-    ParameterSpec("torque_source", "string", "auto",
-                  "auto | current (x drive gains) | target_moment | effort (a torque topic)"),
-    ParameterSpec("drive_gains_nm_per_a", "double_array", [], "joint torque per motor current (torque_source current)",
+                  "output folder (new, empty or an earlier result): model.yaml, model.urdf, metrics.json, "
+                  "predictions.csv, PNG plots"),
+    ParameterSpec("torque_source", "string", "auto", "auto | current | effort | target_moment; " + TORQUE_SOURCE_RULE),
+    ParameterSpec("drive_gains_nm_per_a", "double_array", [], "joint torque per motor current (empty: unknown)",
                   "Nm/A"),
     ParameterSpec("method", "string", "consistent", "consistent (physically consistent) | wls | ols | irls"),
     ParameterSpec("ur_driver_topics", "bool", False,
-                  "the bag comes from the official UR driver (JointState.effort = motor current)"),
-    ParameterSpec("driver_effort", "string", "check",
-                  "with ur_driver_topics: check (the data must show motor current, not the gravity-compensated "
-                  "torque of new firmware) | current (the driver ran with use_currents_as_efforts: true)"),
+                  "the bag comes from the official UR driver (JointState.effort = motor current, checked from the data: "
+                  "gravity-compensated effort of new firmware is refused)"),
+    ParameterSpec("joint_states_effort", "string", "",
+                  "what JointState.effort holds, stated: torque | current (skips the data check of "
+                  "ur_driver_topics) | current_as_torque (UR's gravity-compensated, never used as torque) | ignore "
+                  "(empty: torque, or with ur_driver_topics motor current checked from the data)"),
+    ParameterSpec("joint_states_topic", "string", "", "joint states topic (empty: /joint_states)"),
+    ParameterSpec("motor_currents_topic", "string", "", "motor currents topic, JointState effort in A "
+                                                        "(empty: /motor_currents)"),
+    ParameterSpec("target_currents_topic", "string", "", "UR's target currents topic (empty: /target_currents)"),
+    ParameterSpec("target_moment_topic", "string", "", "UR's target moment topic (empty: /target_moment)"),
+    ParameterSpec("nan_policy", "string", "raise", "samples with NaN/inf: raise (refuse the data) | drop (reported)"),
+    ParameterSpec("skip_robot_check", "bool", False,
+                  "report, but do not refuse, torques that do not fit the robot's nominal model"),
+    ParameterSpec("compare_ur_model", "bool", False,
+                  "also score UR's own model (target_current x gains, else target_moment): moving-sample RRE"),
+    ParameterSpec("moving_threshold_rad_s", "double", MOVING_THRESHOLD_RAD_S,
+                  "a joint moves above this speed (moving-sample RRE)", "rad/s"),
     ParameterSpec("validation_data_path", "string", "", "optional second recording to score the model on"),
     ParameterSpec("payload_model_file", "string", "",
                   "arm model (model.yaml, identified without the payload): identify the payload mounted during "
@@ -51,52 +78,83 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
 _LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+def job_arguments(p: dict) -> dict:
+    """The run_identify keyword arguments of validated node parameters (raises ParameterError)."""
+    from ..identification.job import ReadOptions
+
+    if not p["data_path"]:
+        raise ParameterError("parameter 'data_path' is empty: give the bag (or CSV) to identify from")
+    topics = {name: p[f"{name}_topic"] for name in ("joint_states", "motor_currents", "target_currents",
+                                                    "target_moment") if p[f"{name}_topic"]}
+    effort = p["joint_states_effort"] or None
+    if effort is not None:
+        check_choice("joint_states_effort", effort, tuple(JOINT_STATES_EFFORT))
+    try:
+        read = ReadOptions(ur_driver_topics=bool(p["ur_driver_topics"]), joint_states_effort=effort, topics=topics,
+                           nan_policy=check_choice("nan_policy", p["nan_policy"], ("raise", "drop")))
+    except ValueError as exc:
+        raise ParameterError(str(exc).replace("--topic ", "topic parameter ")) from None
+    return dict(
+        data_path=p["data_path"], robot=p["robot"], out_dir=p["out_dir"], tool_frame=p["tool_frame"] or "tool0",
+        torque_source=check_choice("torque_source", p["torque_source"], TORQUE_SOURCES),
+        drive_gains_nm_per_a=list(p["drive_gains_nm_per_a"] or []) or None,
+        method=check_choice("method", p["method"], METHODS),
+        read=read, skip_robot_check=bool(p["skip_robot_check"]), compare_ur_model=bool(p["compare_ur_model"]),
+        moving_threshold_rad_s=check_positive("moving_threshold_rad_s", p["moving_threshold_rad_s"], allow_zero=True),
+        validation_path=p["validation_data_path"] or None,
+    )
+
+
 class IdentifierNode(Node):
     """Runs one identification job, then ends the process (see the module docstring)."""
 
     def __init__(self) -> None:
         super().__init__("identifier")
         p = declare_parameters(self, IDENTIFIER_PARAMETERS)
-        if not p["data_path"]:
-            raise ParameterError("parameter 'data_path' is empty: give the bag (or CSV) to identify from")
-        self._job = dict(
-            data_path=p["data_path"], robot=p["robot"], out_dir=p["out_dir"],
-            torque_source=check_choice("torque_source", p["torque_source"],
-                                       ("auto", "current", "target_moment", "effort")),
-            drive_gains_nm_per_a=p["drive_gains_nm_per_a"] or None,
-            method=check_choice("method", p["method"], ("consistent", "wls", "ols", "irls")),
-            ur_driver_topics=bool(p["ur_driver_topics"]),
-            driver_effort=check_choice("driver_effort", p["driver_effort"], ("check", "current")),
-            validation_path=p["validation_data_path"] or None,
-        )
+        self._job = job_arguments(p)
         self._payload_model = p["payload_model_file"]
+        self._cancel = threading.Event()
         self._result_pub = self.create_publisher(String, "~/result", _LATCHED)
         self.exit_code: int | None = None
-        threading.Thread(target=self._run, name="identification", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name="identification", daemon=True)
+        self._thread.start()
         self.get_logger().info(f"identifying {p['data_path']} for {p['robot']} -> {p['out_dir']}")
 
     def _run(self) -> None:
-        from ..identification.job import run_identify
+        from ..identification.job import JobCancelled, run_identify
 
         if self._payload_model:
             self._run_payload()
             return
         try:
-            summary = run_identify(progress=False, **self._job)
-        except (ValueError, FileNotFoundError, RuntimeError) as exc:
-            self.get_logger().error(f"identification failed: {exc}")
-            self._result_pub.publish(String(data=json.dumps({"ok": False, "error": str(exc)})))
+            summary = run_identify(progress=False, cancel=self._cancel, **self._job)
+        except JobCancelled as exc:
+            self.get_logger().warning(f"identification cancelled: {exc}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))
+            self.exit_code = EXIT_CANCELLED
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure must end the node (exit 1), never leave it spinning
+            known = isinstance(exc, (ValueError, OSError, RuntimeError))
+            text = str(exc) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
+            self.get_logger().error(f"identification failed: {text}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": text})))
             self.exit_code = 1
             return
         fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
+        for warning in summary["warnings"]:
+            self.get_logger().warning(warning)
         self.get_logger().info(f"model written to {summary['model']}; fit per joint (%): {fits}; physically "
                                f"consistent: {'yes' if summary['physically_consistent'] else 'NO'}")
-        self._result_pub.publish(String(data=json.dumps({"ok": True, **summary})))
-        self.exit_code = 0
+        ok = summary["status"] == "ok"
+        for problem in summary["problems"]:
+            self.get_logger().error(f"DOUBTFUL RESULT: {problem}")
+        self._result_pub.publish(String(data=json.dumps({"ok": ok, **summary})))
+        self.exit_code = 0 if ok else EXIT_DOUBTFUL
 
     def _run_payload(self) -> None:
         from pathlib import Path
 
+        from ..identification.job import JobCancelled
         from ..identification.payload_job import is_doubtful, run_payload
 
         job = self._job
@@ -105,11 +163,17 @@ class IdentifierNode(Node):
                                          out_path=Path(job["out_dir"]) / "payload.yaml",
                                          torque_source=job["torque_source"],
                                          drive_gains_nm_per_a=job["drive_gains_nm_per_a"], robot=None,
-                                         ur_driver_topics=job["ur_driver_topics"],
-                                         driver_effort=job["driver_effort"])  # robot: the arm model's
-        except (ValueError, FileNotFoundError, RuntimeError) as exc:
-            self.get_logger().error(f"payload identification failed: {exc}")
-            self._result_pub.publish(String(data=json.dumps({"ok": False, "error": str(exc)})))
+                                         read=job["read"], cancel=self._cancel)  # robot: the arm model's
+        except JobCancelled as exc:
+            self.get_logger().warning(f"payload identification cancelled: {exc}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))
+            self.exit_code = EXIT_CANCELLED
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure must end the node (exit 1), never leave it spinning
+            known = isinstance(exc, (ValueError, OSError, RuntimeError))
+            text = str(exc) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
+            self.get_logger().error(f"payload identification failed: {text}")
+            self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": text})))
             self.exit_code = 1
             return
         for warning in estimate.warnings:
@@ -117,19 +181,36 @@ class IdentifierNode(Node):
         self.get_logger().info(f"payload written to {path}: {estimate.mass_kg:.3f} kg, CoM "
                                f"{[round(v, 4) for v in estimate.com_m.tolist()]} m in {estimate.frame}")
         doubtful = is_doubtful(estimate)
-        self._result_pub.publish(String(data=json.dumps({"ok": not doubtful, "payload": str(path),
+        self._result_pub.publish(String(data=json.dumps({"ok": not doubtful,
+                                                         "status": "doubtful" if doubtful else "ok",
+                                                         "payload": str(path),
                                                          "mass_kg": estimate.mass_kg,
                                                          "com_m": estimate.com_m.tolist(),
                                                          "warnings": list(estimate.warnings)})))
-        self.exit_code = 3 if doubtful else 0
+        self.exit_code = EXIT_DOUBTFUL if doubtful else 0
 
     @property
     def done(self) -> bool:
         """The job has ended (run_node then exits with :attr:`exit_code`)."""
         return self.exit_code is not None
 
+    def begin_stop(self) -> None:
+        """Ctrl-C/SIGTERM: ask the job to stop at its next check; it then leaves nothing behind."""
+        if self.exit_code is None:
+            self.get_logger().warning("stop requested: cancelling the identification")
+        self._cancel.set()
+
+    def stop_finished(self) -> bool:
+        return not self._thread.is_alive()
+
     def shutdown(self) -> None:
-        """Nothing to stop: the job thread is a daemon and writes its files atomically."""
+        """A job still running when the process ends is cancelled: its staging folder is removed."""
+        if self.exit_code is None:
+            from ..identification.output_dir import discard_staging
+
+            self._cancel.set()
+            discard_staging(self._job["out_dir"])
+            self.exit_code = EXIT_CANCELLED
 
 
 def main(args=None) -> int:

@@ -499,7 +499,8 @@ def run_experiment(
 
     command_rad_s = np.asarray(commands, float)
     command_time_s = np.asarray(command_times, float)
-    recording = _recording(states, model.joint_names, gains, command_rad_s, command_time_s, name)
+    recording = _recording(states, model.joint_names, gains, command_rad_s, command_time_s, name,
+                           payload_kg=float(payload_kg), payload_com_m=com)
     payload = PayloadSpec.point_mass(payload_kg, com) if payload_kg > 0 else None
     return ExperimentResult(
         recording=recording, truth=plant.truth, trajectory=trajectory, robot=name, rate_hz=plant.rate_hz,
@@ -510,10 +511,36 @@ def run_experiment(
     )
 
 
+def _current_as_torque(robot: str, q_rad: np.ndarray, current_a: np.ndarray, payload_kg: float,
+                       payload_com_m: np.ndarray) -> np.ndarray:
+    """UR's ``actual_current_as_torque`` as the simulated controller would report it: current x the gains
+    it believes in, minus the gravity of its own model with the payload it was told about (gravity-compensated,
+    ur.md: 0 for a joint at rest without external load)."""
+    import pinocchio as pin
+
+    from ..dynamics.drive import torque_from_current
+    from .truth import controller_model
+
+    believed = controller_model(robot)
+    rm = believed.robot_model()
+    model = rm.model
+    if payload_kg > 0:
+        frame = model.frames[rm.tool_frame_id]
+        point = pin.Inertia(payload_kg, np.asarray(payload_com_m, float), np.zeros((3, 3)))
+        model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(point)
+    data = model.createData()
+    gravity = np.array([pin.computeGeneralizedGravity(model, data, q) for q in q_rad])
+    return torque_from_current(current_a, believed.drive_gains_nm_per_a) - gravity
+
+
 def _recording(states, joint_names, gains: np.ndarray, command_rad_s: np.ndarray, command_time_s: np.ndarray,
-               robot: str) -> Recording:
-    """Stack the controller's states into a Recording (signals as ur_interface publishes them)."""
+               robot: str, *, payload_kg: float = 0.0, payload_com_m=(0.0, 0.0, 0.0)) -> Recording:
+    """Stack the controller's states into a Recording (signals as ur_interface publishes them, plus UR's
+    gravity-compensated ``actual_current_as_torque`` for the CSV)."""
+    from ..dynamics.drive import torque_from_current
+
     t = np.array([s.timestamp_s for s in states])
+    q = np.array([s.q_rad for s in states])
     current = np.array([s.current_a for s in states])
     # Sample k holds the last command published before it: the one answering an earlier state
     # (bag_reader holds commands on the receive-time axis the same way).
@@ -524,12 +551,13 @@ def _recording(states, joint_names, gains: np.ndarray, command_rad_s: np.ndarray
     return Recording(
         joint_names=tuple(joint_names),
         time_s=t,
-        q_rad=np.array([s.q_rad for s in states]),
+        q_rad=q,
         qd_rad_s=np.array([s.qd_rad_s for s in states]),
         current_a=current,
         target_current_a=np.array([s.target_current_a for s in states]),
         target_moment_nm=np.array([s.target_moment_nm for s in states]),
-        effort_nm=current * gains,
+        effort_nm=torque_from_current(current, gains),
+        current_as_torque_nm=_current_as_torque(robot, q, current, payload_kg, np.asarray(payload_com_m, float)),
         tcp_wrench=np.array([s.tcp_wrench_base for s in states]),
         velocity_command_rad_s=held,
         source=RecordingSource(f"simulated {robot}", "simulated",

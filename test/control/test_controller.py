@@ -1,5 +1,7 @@
 """The stateful controller: refusals, stop(), output modes, stages and events."""
 
+from dataclasses import replace
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -104,8 +106,16 @@ def test_contact_stages_are_reported_through_step(model):
     assert [e.to_stage for e in ctl.events] == [ContactStage.APPROACH, ContactStage.IMPACT, ContactStage.HYBRID]
 
 
+def test_sensorless_mode_needs_drive_gains_in_the_model(model):
+    assert model.drive_gains_nm_per_a is None  # the nominal model knows no gains (UR publishes none)
+    with pytest.raises(ValueError, match="has no drive gains"):
+        _controller(model, force_source="estimated")
+    with pytest.raises(ValueError, match="implausible"):
+        _controller(replace(model, drive_gains_nm_per_a=np.full(6, 1e9)), force_source="estimated")
+
+
 def test_sensorless_mode_needs_currents(model):
-    ctl = _controller(model, force_source="estimated")
+    ctl = _controller(replace(model, drive_gains_nm_per_a=np.array([10, 10, 8, 6, 6, 6.0])), force_source="estimated")
     ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
     ctl.enter_free_motion()
     with pytest.raises(ValueError, match="needs current_a"):

@@ -31,7 +31,7 @@ from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
 from robot_dynamics_id.excitation.trajectory import save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag
 from robot_dynamics_id.io.model_file import DynamicModel
-from robot_dynamics_id.launch_emulation import NodeLaunch, package_share, plan_launch
+from rdi_test_support.launch_emulation import NodeLaunch, package_share, plan_launch
 from robot_dynamics_id.nodes._trajectory_msgs import TRAJECTORY_TOPIC, message_from_arrays
 from robot_dynamics_id.nodes.probe import probe_session
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until

@@ -1,6 +1,7 @@
 """Drive gains from a simulated known-payload experiment."""
 
 import numpy as np
+import pytest
 
 from robot_dynamics_id.dynamics.base_parameters import compute_base_parameters
 from robot_dynamics_id.identification.drive_gains import (
@@ -31,3 +32,17 @@ def test_gains_within_two_percent_with_current_noise():
     error = np.abs(est.gains_nm_per_a / gains - 1)
     assert error.max() < 0.02, error
     assert np.all(est.gains_std_nm_per_a > 0)
+
+
+def test_drive_gains_need_motor_currents_by_the_one_rule(tmp_path):
+    from dataclasses import replace
+
+    from robot_dynamics_id.identification.job import run_drive_gains
+    from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
+    from robot_dynamics_id.identification.torque_source import TorqueSourceError
+    from robot_dynamics_id.io.bag_writer import write_recording_bag
+
+    rec = synthetic_ur_recording(perturbed_truth("ur3", seed=2, relative=0.1), [10, 10, 8, 6, 6, 6], duration_s=3.0)
+    bag = write_recording_bag(tmp_path / "no_currents", replace(rec, current_a=None))
+    with pytest.raises(TorqueSourceError, match="holds no motor currents .*--ur-driver-topics"):
+        run_drive_gains(bag, bag, robot="ur3", payload_mass_kg=1.0, payload_com_m=(0, 0, 0))

@@ -5,7 +5,7 @@
 * a gap (here 1 h) in the joint states: the warning says the recording is split there, and the
   identification's preprocessing does split it (the message cannot drift from the behaviour);
 * a gap in another stamped signal: the joint-state samples inside it get NaN (nothing is interpolated
-  across the gap), and preprocessing leaves them out.
+  across the gap), preprocessing leaves them out, and validation marks exactly them ``non_finite``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_id.identification.preprocessing import preprocess
+from robot_dynamics_id.identification.validation import validate_recording
 from robot_dynamics_id.io.bag_reader import bag_summary, read_bag
 from robot_dynamics_id.io.bag_writer import BagWriter, joint_state
-from robot_dynamics_id.robots import JOINT_NAMES
+from robot_dynamics_id.io.model_file import DynamicModel
+from robot_dynamics_id.robots import JOINT_NAMES, load_robot
 
 PERIOD_NS = 2_000_000  # 500 Hz
 
@@ -90,3 +92,10 @@ def test_a_gap_in_another_signal_leaves_nan_and_is_split_not_interpolated(tmp_pa
                           "the 500 joint-state sample(s) inside have no current_a (NaN, not interpolated)"), gap
     data = preprocess(rec.time_s, rec.q_rad, rec.current_a, qd_rad_s=rec.qd_rad_s)
     assert data.n_segments == 2
+    # Validation (every sample at its own timestamp) agrees: exactly those samples have no value and are
+    # marked non_finite; both sides are scored, the filter edges at the gap are not.
+    result = validate_recording(DynamicModel.nominal("ur3"), rec, 10.0 * rec.current_a, load_robot("ur3"),
+                                cutoff_hz=None)
+    np.testing.assert_array_equal(np.flatnonzero(result.status == "non_finite"), inside)
+    assert result.scored[:1000].any() and result.scored[1500:].any()
+    assert result.status[999] == "edge" and result.status[1500] == "edge"

@@ -121,6 +121,17 @@ def test_ur_driver_bag_reorders_joints_and_reads_current(tmp_path: Path) -> None
     np.testing.assert_array_equal(reordered.q_rad, q[:, ::-1])
 
 
+def test_ur_driver_bag_on_new_firmware_reads_the_effort_as_gravity_compensated(tmp_path: Path) -> None:
+    q = _write_ur_driver_bag(tmp_path / "b")
+    topics = BagTopics(joint_states_effort="current_as_torque_nm", motor_currents=None, target_currents=None,
+                       target_moment=None)
+    rec = read_bag(tmp_path / "b", topics=topics)
+    np.testing.assert_allclose(rec.current_as_torque_nm, 0.01 * q)
+    assert rec.effort_nm is None and rec.current_a is None
+    with pytest.raises(ValueError, match="current_as_torque_nm"):
+        BagTopics(joint_states_effort="gravity")
+
+
 def test_tf_prefixed_joint_names(tmp_path: Path) -> None:
     q = _write_ur_driver_bag(tmp_path / "b", prefix="left_", storage="sqlite3")
     rec = read_bag(tmp_path / "b", topics=BagTopics.ur_driver())

@@ -125,3 +125,16 @@ def test_repeated_timestamps_are_dropped(tmp_path: Path) -> None:
     out = read_ur_csv(path)
     assert out.n_samples == 10
     assert any("repeat" in w for w in out.warnings)
+
+
+def test_actual_current_as_torque_is_read_as_gravity_compensated_not_as_joint_torque(tmp_path: Path) -> None:
+    rec = _recording()
+    compensated = np.round(np.random.default_rng(4).normal(size=(rec.n_samples, 6)), 6)
+    path = write_ur_csv(tmp_path / "rec.csv", Recording(
+        joint_names=JOINT_NAMES, time_s=rec.time_s, q_rad=rec.q_rad, qd_rad_s=rec.qd_rad_s,
+        current_a=rec.current_a, current_as_torque_nm=compensated))
+    assert "actual_current_as_torque_0" in path.read_text().splitlines()[0]
+    out = read_ur_csv(path)
+    assert out.effort_nm is None  # UR documents it as gravity-compensated: never a joint torque
+    np.testing.assert_allclose(out.current_as_torque_nm, compensated, atol=5e-7)
+    assert out.source.topics["current_as_torque_nm"] == "actual_current_as_torque"

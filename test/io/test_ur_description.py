@@ -113,6 +113,11 @@ def test_kinematics_joint_dynamics_and_drive_file(tmp_path):
     assert drive["friction"]["static_nm"] == pytest.approx(model.friction.static_nm.tolist())
     urdf = pin.buildModelFromXML(paths["urdf"].read_text())
     np.testing.assert_allclose(urdf.damping, model.friction.viscous_nm_s_per_rad)
+    # A model identified from joint torques without drive gains has none: exported as null, not invented.
+    from dataclasses import replace
+
+    unknown = export_ur_description(replace(model, drive_gains_nm_per_a=None), tmp_path / "no_gains")
+    assert yaml.safe_load(unknown["friction_and_drive_gains"].read_text())["drive_gains_nm_per_a"] is None
 
 
 def test_cli_writes_the_folder_and_refuses_a_custom_urdf_model(tmp_path, capsys):

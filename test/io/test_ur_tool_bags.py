@@ -9,7 +9,7 @@ import pytest
 
 from rdi_test_support.ur_tool_bags import CONTROLLER_UPTIME_S, write_driver_bag, write_rtde_publisher_bag
 from robot_dynamics_id.cli import main
-from robot_dynamics_id.identification.job import load_recording, run_identify
+from robot_dynamics_id.identification.job import ReadOptions, load_recording, run_identify
 from robot_dynamics_id.io.bag_reader import BagReadError
 from robot_dynamics_id.io.recording import Recording
 from robot_dynamics_id.io.ur_driver_bags import check_driver_effort, read_rtde_publisher_bag
@@ -68,8 +68,17 @@ def test_driver_bag_with_gravity_compensated_effort_is_refused(sim, tmp_path, ca
                  "--torque-source", "current", "--drive-gains", "10,10,8,6,6,6", "--no-plots", "--quiet"])
     assert code == 1 and "use_currents_as_efforts" in capsys.readouterr().err
     # The user's word overrides the data check (and is recorded in the warnings).
-    read = load_recording(bag, robot=robot, ur_driver_topics=True, driver_effort="current")
+    stated = ReadOptions(ur_driver_topics=True, joint_states_effort="current")
+    read = load_recording(bag, robot=robot, read=stated)
     assert any("without the data check" in w for w in read.warnings)
+    # Stated as what it is, it is read but never used as a joint torque.
+    said = ReadOptions(ur_driver_topics=True, joint_states_effort="current_as_torque")
+    read = load_recording(bag, robot=robot, read=said)
+    assert read.current_a is None and read.effort_nm is None and read.current_as_torque_nm is not None
+    code = main(["identify", "--data", str(bag), "--out", str(tmp_path / "m"), "--ur-driver-topics",
+                 "--joint-states-effort", "current_as_torque", "--no-plots", "--quiet"])
+    assert code == 1 and "gravity-compensated" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
 
 
 def test_payload_not_declared_still_reads_as_gravity_compensated(sim, tmp_path):
@@ -92,9 +101,10 @@ def test_driver_bag_of_an_arm_at_rest_cannot_be_told_and_says_how_to_proceed(tmp
     still = Recording(joint_names=robot.joint_names, time_s=t, q_rad=q, qd_rad_s=qd,
                       current_a=np.tile([0.0, 1.5, 0.6, 0.1, 0.0, 0.0], (t.size, 1)))
     bag = write_driver_bag(tmp_path / "still", still, still.current_a)
-    with pytest.raises(BagReadError, match=r"cannot tell.*--driver-effort current"):
+    with pytest.raises(BagReadError, match=r"cannot tell.*--joint-states-effort current"):
         load_recording(bag, robot=robot, ur_driver_topics=True)
-    assert load_recording(bag, robot=robot, ur_driver_topics=True, driver_effort="current").current_a is not None
+    stated = ReadOptions(ur_driver_topics=True, joint_states_effort="current")
+    assert load_recording(bag, robot=robot, read=stated).current_a is not None
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
@@ -160,3 +170,20 @@ def test_our_own_bags_are_not_mistaken_for_ur_tool_bags(sim, tmp_path):
     read = load_recording(bag, robot=robot)
     assert read.effort_nm is not None and read.current_a is not None
     assert "RTDE_ROS2_Publisher" not in read.source.storage
+
+
+def test_rtde_publisher_bag_follows_the_nan_policy_and_says_which_options_do_not_apply(sim, tmp_path):
+    robot, result = sim
+    short = result.recording.select(slice(0, 2000))
+    current = short.current_a.copy()
+    current[700:703, 2] = np.nan  # three packets whose actual_current holds NaN
+    bag = write_rtde_publisher_bag(tmp_path / "rtde", replace(short, current_a=current))
+    with pytest.raises(BagReadError, match=r"3 of 2000 RTDE packets hold NaN/inf values .*/rtde/actual_current "
+                                           r"\(3\).*--nan-policy drop"):
+        load_recording(bag, robot=robot)
+    read = load_recording(bag, robot=robot, read=ReadOptions(nan_policy="drop", joint_states_effort="torque"))
+    assert read.n_samples == 1997 and np.all(np.isfinite(read.current_a))
+    np.testing.assert_array_equal(read.q_rad, np.delete(short.q_rad, [700, 701, 702], axis=0))
+    text = " | ".join(read.warnings)
+    assert "3 of 2000 RTDE packets hold NaN/inf values" in text and "; dropped" in text
+    assert "--topic and --joint-states-effort apply to /joint_states" in text

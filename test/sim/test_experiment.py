@@ -80,6 +80,22 @@ def test_effort_is_current_times_configured_gains_not_true_gains(result):
     assert not np.allclose(result.truth.drive_gains_nm_per_a, gains)  # a perturbed truth
 
 
+def test_actual_current_as_torque_is_gravity_compensated_like_urs(result):
+    import pinocchio as pin
+
+    from robot_dynamics_id.robots.model import load_robot
+
+    rec = result.recording
+    nominal = load_robot("ur3")
+    data = nominal.model.createData()
+    gravity = np.array([pin.computeGeneralizedGravity(nominal.model, data, q) for q in rec.q_rad])
+    # the controller's gains and gravity model: current x nominal gains - nominal gravity
+    np.testing.assert_allclose(rec.current_as_torque_nm, rec.current_a * nominal_drive_gains("ur3") - gravity,
+                               atol=1e-9)
+    # the gravity taken out is substantial in this run (the shoulder's changes by more than 1 Nm)
+    assert np.ptp(gravity[:, 1]) > 1.0
+
+
 def test_bag_has_the_torque_logger_topics_and_reads_back(result, bag):
     rec = result.recording
     with open_bag(bag) as source:

@@ -1,0 +1,242 @@
+"""Does the data fit the robot (and the torque source)? Checks that turn silent guesses into messages.
+
+Run by ``rdi identify``, ``rdi validate`` and the identifier node before any
+result is written:
+
+* **joint count** of the data vs the robot;
+* **torques beyond the robot's rating**: a joint torque above the rated torque
+  of ``--robot`` (warning), or above twice it (error) — wrong gains or another
+  robot;
+* **torque scale against the nominal model** (:func:`gravity_scale`): per joint,
+  least squares of the measured torque on the nominal model's gravity torque
+  g(q), its inertial/Coriolis torque tau_nom - g, and friction-like columns
+  (tanh(q̇ / 0.02 rad/s), q̇, 1)::
+
+      tau_meas_j ~ a_g g_j(q) + a_i (tau_nom - g)_j(q, q̇, q̈) + f_c tanh(q̇_j / 0.02) + f_v q̇_j + o_j
+
+  a_g is ~1 for the joint torque of the robot the nominal model describes (link
+  masses within tens of percent); ~1/K (K the drive gain, ~10 Nm/A) for motor
+  current read as torque; ~0 for UR's gravity-compensated
+  ``actual_current_as_torque``; several times 1 for a recording of a larger UR
+  checked against a smaller one (gravity torque grows with mass x reach). Only
+  joints whose nominal gravity torque varies by at least
+  :data:`MIN_GRAVITY_SPREAD_OF_RATING` of their rating over the recording carry
+  the check (on a UR: shoulder and elbow, often wrist 1); the median of their
+  a_g is the data's scale.
+  Outside :data:`SCALE_OK` is a warning, outside :data:`SCALE_PLAUSIBLE` an
+  error naming the likely cause: the known UR whose nominal model gives a scale
+  nearest 1 (:func:`likely_robots`), gains that are off (the implied gains), a
+  current read as torque, or a gravity-compensated torque. A payload at the
+  flange raises the scale too: the message says so.
+* **identified masses far from the nominal ones** (:func:`mass_warnings`).
+
+Errors raise :class:`DataCheckError`; warnings are returned as strings. The
+checks use only the nominal model of the named robot (robots/), so they work for
+any UR and any recording rate; ``skip_robot_check`` turns the scale and rating
+errors into warnings for an arm that really differs from its nominal model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..robots.description import ROBOT_NAMES
+from ..robots.model import RobotModel, load_robot
+
+__all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale",
+           "check_joint_count", "check_torque_fits_robot", "gravity_scale", "likely_robots", "mass_warnings"]
+
+#: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
+SCALE_OK = (0.6, 1.7)
+#: a_g outside this band is refused (another robot, currents read as torque, wrong gains, gravity-compensated).
+#: The upper bound lies above what each UR's rated payload at the flange can add to its nominal gravity torque
+#: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
+#: not refused; the neighbouring UR sizes differ by 2x or more.
+SCALE_PLAUSIBLE = (0.4, 2.5)
+#: a_g below this on every checked joint while the inertial torque is seen: gravity-compensated torque
+GRAVITY_COMPENSATED_SCALE = 0.15
+#: a joint carries the scale check when its nominal gravity torque spans at least this fraction of its rating
+MIN_GRAVITY_SPREAD_OF_RATING = 0.05
+#: samples used for the check (evenly spread; the check needs the shape of the motion, not every sample)
+MAX_CHECK_SAMPLES = 3000
+#: identified total mass of links 2..n outside this ratio of the nominal: warning
+MASS_RATIO_OK = (0.5, 2.0)
+
+
+class DataCheckError(ValueError):
+    """The data do not fit the robot or the torque source; the message names both and the fix."""
+
+
+@dataclass(frozen=True)
+class TorqueScale:
+    """Result of :func:`gravity_scale` for one robot model."""
+
+    robot: str
+    #: per joint: gravity coefficient a_g (NaN where the joint does not carry the check)
+    gravity_coefficient: np.ndarray
+    #: per joint: inertial coefficient a_i (NaN where the joint does not carry the check)
+    inertial_coefficient: np.ndarray
+    #: joints that carry the check
+    checked: np.ndarray
+
+    @property
+    def scale(self) -> float:
+        """Median a_g over the checked joints (NaN when none carries the check)."""
+        if not np.any(self.checked):
+            return float("nan")
+        return float(np.median(self.gravity_coefficient[self.checked]))
+
+    @property
+    def inertial_scale(self) -> float:
+        if not np.any(self.checked):
+            return float("nan")
+        return float(np.median(self.inertial_coefficient[self.checked]))
+
+
+def check_joint_count(n_data: int, robot: RobotModel, what: str = "the data") -> None:
+    """Refuse data whose joint count differs from the robot's."""
+    if n_data != robot.n_joints:
+        raise DataCheckError(f"{what} hold {n_data} joints but {robot.name} has {robot.n_joints}: pass the robot the "
+                             "data were recorded on (--robot)")
+
+
+def _subsample(n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_CHECK_SAMPLES)).round().astype(int))
+
+
+def gravity_scale(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> TorqueScale:
+    """Per-joint gravity and inertial coefficients of ``torque_nm`` on ``robot``'s nominal model (module doc)."""
+    q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, float)) for x in (q_rad, qd_rad_s, qdd_rad_s2, torque_nm))
+    n = robot.n_joints
+    if tau.shape[1] != n or q.shape[1] != n:
+        raise DataCheckError(f"the data hold {tau.shape[1]} joints but {robot.name} has {n}")
+    idx = _subsample(q.shape[0])
+    model = robot.model
+    data = model.createData()
+    gravity = np.array([pin.computeGeneralizedGravity(model, data, q[k]) for k in idx])
+    total = np.array([pin.rnea(model, data, q[k], qd[k], qdd[k]) for k in idx])
+    inertial = total - gravity
+    a_g = np.full(n, np.nan)
+    a_i = np.full(n, np.nan)
+    spread = np.ptp(gravity, axis=0)
+    checked = spread >= MIN_GRAVITY_SPREAD_OF_RATING * np.asarray(robot.torque_limit_nm, float)
+    for j in np.flatnonzero(checked):
+        columns = np.column_stack([gravity[:, j], inertial[:, j], np.tanh(qd[idx, j] / 0.02), qd[idx, j],
+                                   np.ones(idx.size)])
+        norms = np.linalg.norm(columns, axis=0)
+        norms[norms == 0] = 1.0
+        coef, *_ = np.linalg.lstsq(columns / norms, tau[idx, j], rcond=None)
+        coef = coef / norms
+        a_g[j], a_i[j] = coef[0], coef[1]
+    return TorqueScale(robot=robot.name, gravity_coefficient=a_g, inertial_coefficient=a_i, checked=checked)
+
+
+def likely_robots(q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> dict[str, float]:
+    """Scale of the data against every built-in UR with as many joints: {robot: a_g}, nearest 1 first."""
+    n = np.atleast_2d(np.asarray(torque_nm)).shape[1]
+    scales: dict[str, float] = {}
+    for name in ROBOT_NAMES:
+        rm = load_robot(name)
+        if rm.n_joints != n:
+            continue
+        s = gravity_scale(rm, q_rad, qd_rad_s, qdd_rad_s2, torque_nm).scale
+        if np.isfinite(s) and s > 0:
+            scales[name] = s
+    return dict(sorted(scales.items(), key=lambda kv: abs(np.log(kv[1]))))
+
+
+def _fits(scale: float) -> bool:
+    return SCALE_OK[0] <= scale <= SCALE_OK[1]
+
+
+def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, source: str,
+                            drive_gains_nm_per_a=None, robot_label: str | None = None,
+                            robot_fix: str = "pass --robot {robot}",
+                            skip_robot_check: bool = False) -> tuple[list[str], TorqueScale]:
+    """Rating and scale checks of a (preprocessed) torque signal against ``robot`` (module doc).
+
+    ``source``: the torque source used ('current', 'effort', 'target_moment'); ``robot_label``: how the robot
+    was named to the user (e.g. "--robot ur3", "the model's robot ur10e"); ``robot_fix``: what to do when the
+    data fit another robot ({robot} is replaced by its name). Returns (warnings, scale);
+    raises DataCheckError when the data cannot be this robot's joint torque.
+    """
+    label = robot_label or f"--robot {robot.name}"
+    tau = np.atleast_2d(np.asarray(torque_nm, float))
+    warnings: list[str] = []
+    errors: list[str] = []
+    rating = np.asarray(robot.torque_limit_nm, float)
+    peak = np.nanpercentile(np.abs(tau), 99.9, axis=0)
+    over = np.flatnonzero(peak > rating)
+    for j in over:
+        text = (f"Joint {j} torque reaches {peak[j]:.1f} Nm, beyond {robot.name}'s rated {rating[j]:.0f} Nm "
+                f"({label})")
+        (errors if peak[j] > 2 * rating[j] else warnings).append(text)
+    result = gravity_scale(robot, q_rad, qd_rad_s, qdd_rad_s2, tau)
+    scale = result.scale
+    if not np.isfinite(scale):
+        warnings.append(f"The motion barely changes any joint's gravity torque: the data could not be checked "
+                        f"against {robot.name}'s nominal model")
+    elif not _fits(scale):
+        causes = _causes(result, q_rad, qd_rad_s, qdd_rad_s2, tau, source, drive_gains_nm_per_a, robot, robot_fix)
+        checked = ", ".join(str(j) for j in np.flatnonzero(result.checked))
+        text = (f"The torques do not fit {label}: on joint(s) {checked} they are {scale:.3g}x the gravity torque "
+                f"of {robot.name}'s nominal model (expected ~1). {causes}")
+        implausible = not SCALE_PLAUSIBLE[0] <= scale <= SCALE_PLAUSIBLE[1]
+        (errors if implausible else warnings).append(text)
+    if errors and skip_robot_check:
+        warnings = [f"{e} (not refused: --skip-robot-check)" for e in errors] + warnings
+        errors = []
+    if errors:
+        raise DataCheckError(" ".join(e if e.endswith(".") else e + "." for e in errors)
+                             + " If the arm really differs from its nominal model, pass --skip-robot-check")
+    return warnings, result
+
+
+def _causes(result: TorqueScale, q, qd, qdd, tau, source: str, gains, robot: RobotModel, robot_fix: str) -> str:
+    """The likely explanations of a scale far from 1, most specific first."""
+    scale, inertial = result.scale, result.inertial_scale
+    if source == "effort" and abs(scale) < GRAVITY_COMPENSATED_SCALE and inertial > 0.4:
+        return ("The effort carries the arm's inertia but no gravity: it looks gravity-compensated (UR's "
+                "actual_current_as_torque, which the official UR driver reports as effort on new firmware). Use "
+                "motor currents with --drive-gains instead (driver: use_currents_as_efforts: true, "
+                "--ur-driver-topics)")
+    if source == "effort" and 0.03 < scale < SCALE_PLAUSIBLE[0] and 0.5 < inertial / scale < 2.0:
+        return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
+                "driver pass --ur-driver-topics and --drive-gains, or --torque-source current")
+    parts = []
+    others = {name: s for name, s in likely_robots(q, qd, qdd, tau).items() if name != robot.name}
+    fitting = [name for name, s in others.items() if _fits(s)]
+    if fitting:
+        listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)
+        parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}")
+    if source == "current" and gains is not None:
+        g = np.asarray(gains, float)
+        implied = ", ".join(f"joint {j}: {g[j] / result.gravity_coefficient[j]:.3g}"
+                            for j in np.flatnonzero(result.checked))
+        parts.append(f"Or the drive gains are off: {robot.name}'s nominal model implies {implied} Nm/A")
+    if SCALE_OK[1] < scale < 3.5:
+        parts.append("A payload at the flange also raises the torques: identify the arm without one")
+    if source == "target_moment":
+        parts.append("UR's target moment depends on the payload set on the pendant")
+    return "".join(f"{p}. " for p in parts).rstrip()
+
+
+def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool) -> list[str]:
+    """Warnings when identified link masses are far from the nominal ones (links 2..n: link 1's mass does not
+    act on any joint torque of a fixed-base arm and stays at its prior); none for a model that is not
+    physically consistent (its per-link masses carry no meaning)."""
+    if not consistent:
+        return []  # the per-link masses of a non-physical model carry no meaning (the job says so)
+    nominal = np.array([robot.model.inertias[i + 1].mass for i in range(robot.n_joints)])
+    identified = np.asarray(link_mass_kg, float)
+    total_id, total_nom = float(identified[1:].sum()), float(nominal[1:].sum())
+    if total_nom <= 0:
+        return []
+    ratio = total_id / total_nom
+    if MASS_RATIO_OK[0] <= ratio <= MASS_RATIO_OK[1]:
+        return []
+    return [f"Identified masses of links 2-{robot.n_joints} total {total_id:.2f} kg, {ratio:.2f}x the nominal "
+            f"{robot.name}'s {total_nom:.2f} kg: check --robot, the drive gains and for a payload"]

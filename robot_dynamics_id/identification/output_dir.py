@@ -1,0 +1,118 @@
+"""Output folders of rdi identify / validate and the identifier node: checked first, complete or absent.
+
+:func:`check_output_dir` runs before any data is read and refuses, in one line,
+an ``--out`` that is a file, lies inside a bag or the input data, holds files
+that are not an earlier result of ours, or cannot be written.
+
+:func:`staged_output` gives the job a hidden staging folder next to ``--out``
+(``.<name>.incomplete-<pid>``) and renames it to ``--out`` only when the job has
+finished; an exception, Ctrl-C or SIGTERM removes it. So a folder named
+``--out`` is always a complete result: no half-written folder looks like one.
+An earlier result of ours (it holds the :data:`MARKER` file) is replaced at that
+moment; anything else is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["MARKER", "OutputDirError", "check_output_dir", "discard_staging", "staged_output", "staging_path"]
+
+#: file that marks a folder as a complete result of rdi identify/validate (JSON: command, date)
+MARKER = ".rdi-output.json"
+
+
+class OutputDirError(ValueError):
+    """The output folder cannot be used; the message names it and the fix."""
+
+
+def _is_bag_dir(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    if (path / "metadata.yaml").is_file():
+        return True
+    return any(child.suffix in (".mcap", ".db3") for child in path.iterdir() if child.is_file())
+
+
+def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = ()) -> Path:
+    """Refuse an unusable output folder before any work starts (module doc); returns it as an absolute path."""
+    out = Path(out).expanduser()
+    resolved = out.resolve()
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"--out {out} is a file: give a folder to write the results into")
+    for item in inputs:
+        if item is None:
+            continue
+        data = Path(item).expanduser().resolve()
+        container = data if data.is_dir() else data.parent
+        if resolved == data or (data.is_dir() and data in resolved.parents):
+            raise OutputDirError(f"--out {out} points into the input data {item}: choose a folder outside it")
+        if data.is_file() and resolved == data.parent:
+            raise OutputDirError(f"--out {out} is the folder holding the input {item}: the result would replace it; "
+                                 "choose another folder")
+        if _is_bag_dir(container) and (resolved == container or container in resolved.parents):
+            raise OutputDirError(f"--out {out} points into the bag {container}: choose a folder outside it")
+    for ancestor in [resolved, *resolved.parents]:
+        if _is_bag_dir(ancestor):
+            raise OutputDirError(f"--out {out} points into the bag {ancestor}: choose a folder outside it")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise OutputDirError(f"--out {out} exists and holds files that are not an earlier rdi result: choose a new "
+                             "folder (results are never mixed with other files)")
+    parent = resolved.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputDirError(f"--out {out}: cannot create files in {parent} (permission denied); choose a "
+                             "writable folder")
+    return resolved
+
+
+def staging_path(out: str | Path) -> Path:
+    """The staging folder this process uses for ``out``."""
+    out = Path(out).expanduser().resolve()
+    return out.parent / f".{out.name}.incomplete-{os.getpid()}"
+
+
+def discard_staging(out: str | Path) -> bool:
+    """Remove this process's staging folder for ``out`` (a job that will not finish); True if one existed."""
+    staging = staging_path(out)
+    if not staging.exists():
+        return False
+    shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+@contextmanager
+def staged_output(out: str | Path, *, command: str) -> Iterator[Path]:
+    """Yield a staging folder; on success it becomes ``out`` (replacing an earlier result of ours)."""
+    out = Path(out).expanduser().resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_path(out)
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    keep_staging = False
+    try:
+        yield staging
+        (staging / MARKER).write_text(json.dumps({"command": command, "complete": True,
+                                                  "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
+        old = None
+        if out.exists():
+            if not (out / MARKER).is_file() and any(out.iterdir()):
+                keep_staging = True
+                raise OutputDirError(f"--out {out} was filled by something else while the job ran; the result is "
+                                     f"left in {staging}")
+            old = out.parent / f".{out.name}.replaced-{os.getpid()}"
+            out.rename(old)
+        staging.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if staging.exists() and not keep_staging:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,209 @@
+"""Scoring a model on a recording at the recording's own timestamps, every sample.
+
+:func:`validate_recording` preprocesses the recording like the training data
+(same cut-off, zero-phase filter; identification/preprocessing.py with
+``keep_all_samples``), predicts the torque of every sample and marks what each
+sample is (:data:`STATUSES`):
+
+* ``scored`` — used for the metrics;
+* ``edge`` — within the filter's edge transient of its segment (the
+  identifier trims these too);
+* ``short_segment`` — in a piece between gaps too short to filter;
+* ``non_finite`` — NaN/inf in the recording's row (also the samples inside a gap of a
+  signal other than the joint states, which the bag reader leaves NaN: io/bag_decode.py).
+
+Nothing is silently removed: the result has one row per recording sample
+(NaN predictions where none could be made). The metrics (identification/metrics.py)
+are computed on the ``scored`` samples, with the moving-sample RRE (|q̇_j| >
+threshold, per joint) as a first-class metric. Given UR's own model torque
+(target_current x gains, or target_moment; identification/torque_source.py), it
+is filtered like the measurement and scored the same way, against the same
+measured signal.
+
+The model predicts with its per-link parameters when every link is physically
+consistent, and otherwise with the identified *base* parameters stored in the
+model (``--method wls|ols|irls`` give such models): the regressor form needs no
+realisable bodies, so every method's model can be validated. The result says
+which was used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..dynamics.base_parameters import BaseParameterMap, compute_base_parameters
+from ..dynamics.friction import friction_torque
+from ..dynamics.regressor import rigid_body_regressor, rotor_regressor
+from ..io.model_file import DynamicModel
+from ..robots.model import RobotModel
+from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
+from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
+
+__all__ = ["DOUBTFUL_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits", "predict_samples",
+           "validate_recording"]
+
+STATUSES = ("scored", "edge", "short_segment", "non_finite")
+#: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
+#: files are written, but the command does not exit 0
+DOUBTFUL_FIT_PERCENT = -50.0
+#: samples per chunk of the full-rate regressor (bounded memory for long recordings)
+CHUNK_SAMPLES = 20000
+
+
+@dataclass(frozen=True, eq=False)
+class ValidationResult:
+    """Per recording sample: measured and predicted torque, status; plus the metrics (module doc)."""
+
+    joint_names: tuple[str, ...]
+    #: the recording's timestamps, s, (N,)
+    time_s: np.ndarray
+    #: the torque signal as recorded (current x gains, or effort), Nm, (N, n)
+    measured_nm: np.ndarray
+    #: the same, zero-phase low-passed like the model's inputs (what is scored), Nm; NaN where not computed
+    measured_filtered_nm: np.ndarray
+    #: the model's prediction, Nm; NaN where not computed
+    predicted_nm: np.ndarray
+    #: one of STATUSES per sample
+    status: np.ndarray
+    #: (N, n) joint j moves at this sample (filtered velocity above the threshold)
+    moving: np.ndarray
+    metrics: dict
+    #: 'per-link model' or 'base parameters'
+    prediction: str
+    #: UR's model torque, filtered like the measurement (None when not asked), Nm
+    ur_model_nm: np.ndarray | None = None
+
+    @property
+    def scored(self) -> np.ndarray:
+        return self.status == "scored"
+
+
+def _base_map_of(model: DynamicModel, robot: RobotModel) -> BaseParameterMap | None:
+    """The base-parameter map the model's stored base parameters belong to (None if none matches)."""
+    stored = model.base_parameters or {}
+    names = tuple(stored.get("names") or ())
+    if not names:
+        return None
+    for friction in (True, False):
+        for rotor in (True, False):
+            base_map = compute_base_parameters(robot, friction=friction, rotor=rotor)
+            if base_map.names == names:
+                return base_map
+    return None
+
+
+def _rigid_predictor(model: DynamicModel, robot: RobotModel):
+    """(description, function (q, qd, qdd) -> rigid-body + rotor torque (N, n))."""
+    n = robot.n_joints
+    if np.all(model.is_physically_consistent()):
+        theta = model.standard_parameters()
+        rotor = np.asarray(model.rotor_inertia_kgm2, float)
+
+        def per_link(q, qd, qdd):
+            tau = rigid_body_regressor(robot, q, qd, qdd) @ theta + rotor_regressor(qdd) @ rotor
+            return tau.reshape(-1, n)
+        return "per-link model", per_link
+    base_map = _base_map_of(model, robot)
+    if base_map is None:
+        raise ValueError(f"the model's links {np.flatnonzero(~model.is_physically_consistent()).tolist()} are not "
+                         "physically consistent and it carries no base parameters of this robot to predict with; "
+                         "identify it again with rdi identify")
+    stored = model.base_parameters
+    beta = np.asarray(stored.get("values_consistent") or stored["values"], float)
+    n_rb = 10 * n + (n if base_map.rotor else 0)
+    columns = base_map.independent_columns[base_map.independent_columns < n_rb]
+    beta_rb = beta[: columns.shape[0]]
+
+    def base(q, qd, qdd):
+        blocks = [rigid_body_regressor(robot, q, qd, qdd)]
+        if base_map.rotor:
+            blocks.append(rotor_regressor(qdd))
+        return (np.hstack(blocks)[:, columns] @ beta_rb).reshape(-1, n)
+    return "base parameters", base
+
+
+def predict_samples(model: DynamicModel, data: PreprocessedData, robot: RobotModel) -> tuple[np.ndarray, str]:
+    """Torques (N, n) ``model`` predicts for preprocessed samples, friction parallel-filtered like the measured
+    torque; computed chunk by chunk. Returns (torque, 'per-link model' | 'base parameters')."""
+    how, rigid = _rigid_predictor(model, robot)
+    out = np.empty((data.n_samples, robot.n_joints))
+    for start in range(0, data.n_samples, CHUNK_SAMPLES):
+        stop = min(start + CHUNK_SAMPLES, data.n_samples)
+        out[start:stop] = rigid(data.q_rad[start:stop], data.qd_rad_s[start:stop], data.qdd_rad_s2[start:stop])
+    if data.filter_sos is None:
+        out += friction_torque(model.friction, data.qd_rad_s)
+    else:
+        out += data.parallel_filter(lambda qd: friction_torque(model.friction, qd))
+    return out, how
+
+
+def _get(data: Any, name: str):
+    return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+
+def validate_recording(model: DynamicModel, recording: Any, torque_nm: np.ndarray, robot: RobotModel, *,
+                       cutoff_hz: float | None, preprocessing: PreprocessingOptions | None = None,
+                       moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
+                       ur_model_nm: np.ndarray | None = None) -> ValidationResult:
+    """Score ``model`` on a recording (``time_s``, ``q_rad``, optional ``qd_rad_s``) whose measured joint
+    torque is ``torque_nm`` (N, n); see the module docstring."""
+    t = np.asarray(_get(recording, "time_s"), float)
+    q = np.asarray(_get(recording, "q_rad"), float)
+    qd_raw = _get(recording, "qd_rad_s")
+    tau = np.asarray(torque_nm, float)
+    if tau.shape != q.shape:
+        raise ValueError(f"torque {tau.shape} and positions {q.shape} must have the same shape (N, n)")
+    options = replace(preprocessing or PreprocessingOptions(), cutoff_hz=cutoff_hz, keep_all_samples=True)
+    extra = {} if ur_model_nm is None else {"ur_model": np.asarray(ur_model_nm, float)}
+    data = preprocess(t, q, tau, qd_rad_s=qd_raw, extra=extra, options=options)
+    predicted, how = predict_samples(model, data, robot)
+
+    n_rows, n = tau.shape
+    rows = data.source_index
+    stacked = [t[:, None], q, tau] + ([np.asarray(qd_raw, float)] if qd_raw is not None else []) + list(extra.values())
+    finite = np.all(np.isfinite(np.hstack(stacked)), axis=1)
+    status = np.where(finite, "short_segment", "non_finite").astype(object)
+    status[rows] = np.where(data.edge, "edge", "scored")
+    status = status.astype(str)
+
+    def full(values: np.ndarray) -> np.ndarray:
+        out = np.full((n_rows, n), np.nan)
+        out[rows] = values
+        return out
+
+    measured_f, predicted_full = full(data.torque), full(predicted)
+    moving = np.zeros((n_rows, n), bool)
+    moving[rows] = moving_samples(data.qd_rad_s, moving_threshold_rad_s)
+    scored = status == "scored"
+    if not scored.any():
+        raise ValueError("no sample of the recording could be scored (all at filter edges, in short segments or "
+                         "non-finite); record longer contiguous data")
+    names = list(robot.joint_names)
+    metrics = torque_metrics(predicted_full[scored], measured_f[scored], names, moving=moving[scored])
+    metrics.update(prediction=how, cutoff_hz=float(data.cutoff_hz), moving_threshold_rad_s=moving_threshold_rad_s,
+                   sample_status={s: int(np.sum(status == s)) for s in STATUSES})
+    ur_full = None
+    if ur_model_nm is not None:
+        ur_full = full(data.extra["ur_model"])
+        ur = torque_metrics(ur_full[scored], measured_f[scored], names, moving=moving[scored])
+        metrics["ur_model"] = ur
+        with np.errstate(divide="ignore", invalid="ignore"):
+            metrics["moving_rre_ratio_to_ur_model"] = [
+                float(a / b) for a, b in zip(metrics["moving_rre_percent"], ur["moving_rre_percent"])]
+    return ValidationResult(joint_names=tuple(names), time_s=t, measured_nm=tau, measured_filtered_nm=measured_f,
+                            predicted_nm=predicted_full, status=status, moving=moving, metrics=metrics,
+                            prediction=how, ur_model_nm=ur_full)
+
+
+def doubtful_fits(metrics: dict, joint_names, what: str) -> list[str]:
+    """Problems that make a result doubtful: a fit below :data:`DOUBTFUL_FIT_PERCENT` on any joint."""
+    fits = np.asarray(metrics.get("fit_percent") or [], float)
+    bad = np.flatnonzero(~(fits >= DOUBTFUL_FIT_PERCENT))
+    if not bad.size:
+        return []
+    listed = ", ".join(f"{joint_names[j]} {fits[j]:.0f} %" for j in bad)
+    return [f"{what} fit is far below zero ({listed}): the model predicts these torques worse than their mean. "
+            "Check that the torque source, drive gains and robot match those the model was identified with"]

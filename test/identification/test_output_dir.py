@@ -1,0 +1,86 @@
+"""Output folders: checked before any work, complete or absent afterwards."""
+
+from pathlib import Path
+
+import pytest
+
+from robot_dynamics_id.identification.output_dir import (MARKER, OutputDirError, check_output_dir, discard_staging,
+                                                         staged_output, staging_path)
+
+
+def test_bad_output_paths_are_refused_in_one_line(tmp_path):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    with pytest.raises(OutputDirError, match="is a file"):
+        check_output_dir(a_file)
+    bag = tmp_path / "bag"
+    bag.mkdir()
+    (bag / "metadata.yaml").write_text("rosbag2_bagfile_information: {}")
+    with pytest.raises(OutputDirError, match="points into the bag"):
+        check_output_dir(bag / "out")
+    with pytest.raises(OutputDirError, match="points into the input data"):
+        check_output_dir(bag, inputs=[bag])
+    csv = tmp_path / "data" / "run.csv"
+    csv.parent.mkdir()
+    csv.write_text("timestamp\n")
+    with pytest.raises(OutputDirError, match="folder holding the input"):
+        check_output_dir(csv.parent, inputs=[csv])
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    with pytest.raises(OutputDirError, match="not an earlier rdi result") as info:
+        check_output_dir(foreign)
+    assert "\n" not in str(info.value) and (foreign / "notes.txt").read_text() == "keep me"
+    assert check_output_dir(tmp_path / "new" / "deeper") == (tmp_path / "new" / "deeper").resolve()
+
+
+def test_unwritable_parent_is_refused(tmp_path, monkeypatch):
+    import robot_dynamics_id.identification.output_dir as output_dir
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    # the permission test itself, as os.access answers it for an unprivileged user (root may write anywhere)
+    monkeypatch.setattr(output_dir.os, "access", lambda path, mode: Path(path) != locked)
+    with pytest.raises(OutputDirError, match="permission denied"):
+        check_output_dir(locked / "out")
+    check_output_dir(tmp_path / "out")
+
+
+def test_a_finished_job_appears_whole_and_replaces_only_an_earlier_result(tmp_path):
+    out = tmp_path / "result"
+    with staged_output(out, command="identify") as stage:
+        (stage / "model.yaml").write_text("first")
+        assert not out.exists()  # nothing under the final name while the job runs
+    assert (out / "model.yaml").read_text() == "first" and (out / MARKER).is_file()
+    check_output_dir(out)  # an earlier result may be replaced ...
+    with staged_output(out, command="identify") as stage:
+        (stage / "model.yaml").write_text("second")
+    assert (out / "model.yaml").read_text() == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result"]  # no staging or replaced folder left
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_an_interrupted_job_leaves_nothing(tmp_path, error):
+    out = tmp_path / "result"
+    with pytest.raises(error):
+        with staged_output(out, command="identify") as stage:
+            (stage / "model.yaml").write_text("half")
+            raise error()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_earlier_result_survives_an_interrupted_rerun(tmp_path):
+    out = tmp_path / "result"
+    with staged_output(out, command="validate") as stage:
+        (stage / "metrics.json").write_text("old")
+    with pytest.raises(KeyboardInterrupt):
+        with staged_output(out, command="validate") as stage:
+            raise KeyboardInterrupt
+    assert (out / "metrics.json").read_text() == "old"
+
+
+def test_a_staging_folder_can_be_discarded_by_its_process(tmp_path):
+    out = tmp_path / "result"
+    staging_path(out).mkdir()
+    assert discard_staging(out) and not staging_path(out).exists()
+    assert not discard_staging(out)

@@ -1,0 +1,104 @@
+"""Validation at the recording's own timestamps, every sample, for every method's model."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_preprocessed, prepare
+from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
+from robot_dynamics_id.identification.validation import (DOUBTFUL_FIT_PERCENT, doubtful_fits, predict_samples,
+                                                         validate_recording)
+from robot_dynamics_id.robots.model import load_robot
+
+GAINS = np.array([10.0, 10.0, 8.0, 6.0, 6.0, 6.0])
+
+
+@pytest.fixture(scope="module")
+def setting():
+    truth = perturbed_truth("ur3", seed=5, relative=0.1)
+    train = synthetic_ur_recording(truth, GAINS, duration_s=30.0, seed=1, torque_noise_nm=0.02)
+    check = synthetic_ur_recording(truth, GAINS, duration_s=12.0, seed=2, torque_noise_nm=0.02)
+    robot = load_robot("ur3")
+    models = {m: identify(train, robot, IdentificationOptions(estimator=m)) for m in ("consistent", "wls")}
+    return truth, check, robot, models
+
+
+def _damaged(recording):
+    """Two NaN rows, a 1 s gap, and a 0.1 s piece between two gaps (too short to filter)."""
+    keep = np.ones(recording.n_samples, bool)
+    keep[600:700] = False          # gap
+    keep[712:800] = False          # 12 samples between gaps: a short segment
+    damaged = recording.select(keep)
+    effort = damaged.effort_nm.copy()
+    effort[300:302] = np.nan
+    return replace(damaged, effort_nm=effort), keep
+
+
+def test_every_sample_is_returned_with_its_status(setting):
+    truth, check, robot, models = setting
+    recording, _ = _damaged(check)
+    result = validate_recording(models["consistent"].model, recording, recording.effort_nm, robot,
+                                cutoff_hz=models["consistent"].data.cutoff_hz)
+    n = recording.n_samples
+    assert result.time_s.shape == (n,) and result.predicted_nm.shape == (n, 6)
+    np.testing.assert_array_equal(result.time_s, recording.time_s)
+    assert list(result.status[300:302]) == ["non_finite"] * 2
+    assert set(result.status[600:612]) == {"short_segment"}
+    assert result.status[0] == "edge" and result.status[-1] == "edge" and result.status[302] == "edge"
+    counts = result.metrics["sample_status"]
+    assert counts["non_finite"] == 2 and counts["short_segment"] == 12
+    assert counts["scored"] + counts["edge"] == n - 14 and counts["scored"] > 0.5 * n
+    assert sum(counts.values()) == n
+    # predictions exist wherever the data could be filtered (edges too), and only there
+    has = np.all(np.isfinite(result.predicted_nm), axis=1)
+    np.testing.assert_array_equal(has, np.isin(result.status, ("scored", "edge")))
+    # the metrics are those of the scored samples (reproducible from predictions.csv)
+    s = result.scored
+    err = result.predicted_nm[s] - result.measured_filtered_nm[s]
+    rre = 100 * np.linalg.norm(err, axis=0) / np.linalg.norm(result.measured_filtered_nm[s], axis=0)
+    np.testing.assert_allclose(result.metrics["rre_percent"], rre)
+    assert min(result.metrics["fit_percent"]) > 95.0
+
+
+def test_non_physical_models_are_validated_with_their_base_parameters(setting):
+    truth, check, robot, models = setting
+    wls = models["wls"]
+    assert not wls.physically_consistent_links.all()
+    result = validate_recording(wls.model, check, check.effort_nm, robot, cutoff_hz=wls.data.cutoff_hz)
+    assert result.prediction == "base parameters"
+    assert min(result.metrics["fit_percent"]) > 95.0
+    # the base parameters predict what the identifier predicted on its own samples ...
+    via_base, how = predict_samples(wls.model, wls.data, robot)
+    assert how == "base parameters"
+    np.testing.assert_allclose(via_base, wls.predicted_torque_nm, rtol=1e-9, atol=1e-9)
+    # ... and what the per-link numbers (not realisable bodies) give in regressor form
+    np.testing.assert_allclose(via_base, predict_preprocessed(wls.model, wls.data, robot=robot), atol=1e-6)
+
+
+def test_consistent_prediction_agrees_with_the_pipeline(setting):
+    truth, check, robot, models = setting
+    model = models["consistent"].model
+    data = prepare(check, robot, IdentificationOptions(torque_source="effort"))
+    mine, how = predict_samples(model, data, robot)
+    assert how == "per-link model"
+    np.testing.assert_allclose(mine, predict_preprocessed(model, data, robot=robot), atol=1e-9)
+
+
+def test_ur_model_is_scored_against_the_same_measurement(setting):
+    truth, check, robot, models = setting
+    result = validate_recording(models["consistent"].model, check, check.effort_nm, robot,
+                                cutoff_hz=models["consistent"].data.cutoff_hz,
+                                ur_model_nm=check.target_current_a * GAINS)
+    ours, ur = result.metrics["moving_rre_percent"], result.metrics["ur_model"]["moving_rre_percent"]
+    np.testing.assert_allclose(result.metrics["moving_rre_ratio_to_ur_model"], np.divide(ours, ur))
+    # UR's model here is the nominal model without friction: ours, identified with friction, is better
+    assert np.all(np.asarray(ours) < np.asarray(ur))
+    assert result.ur_model_nm.shape == check.effort_nm.shape
+
+
+def test_a_fit_far_below_zero_is_doubtful():
+    assert doubtful_fits({"fit_percent": [99.0, -10.0]}, ["a", "b"], "validation") == []
+    (problem,) = doubtful_fits({"fit_percent": [99.0, DOUBTFUL_FIT_PERCENT - 1, float("nan")]}, ["a", "b", "c"],
+                               "validation")
+    assert "b -51 %" in problem and "c nan %" in problem

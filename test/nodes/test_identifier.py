@@ -1,0 +1,91 @@
+"""The identifier node as a real process (identify.launch.py): exit codes, refusals, and a stop mid-job."""
+
+import signal
+import time
+
+import pytest
+
+from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
+from robot_dynamics_id.io.bag_writer import write_recording_bag
+from robot_dynamics_id.io.ur_csv import write_ur_csv
+from rdi_test_support.launch_emulation import plan_launch
+from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
+
+pytestmark = pytest.mark.ros
+
+GAINS = [10.0, 10.0, 8.0, 6.0, 6.0, 6.0]
+
+
+def _identifier(tmp_path, data, out, *overrides):
+    (node,) = plan_launch("identify.launch.py", {"bag": str(data), "out": str(out)})
+    extra = []
+    for item in overrides:
+        extra += ["-p", item]
+    return start_node(node, log_dir=tmp_path / f"logs_{out.name}", env=loopback_environment(), extra_ros_args=extra)
+
+
+def _finish(process, timeout_s=120.0) -> int:
+    process.popen.wait(timeout_s)
+    return process.popen.returncode
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    root = tmp_path_factory.mktemp("identifier_data")
+    truth = perturbed_truth("ur3", seed=31, relative=0.1)
+    short = synthetic_ur_recording(truth, GAINS, duration_s=15.0, seed=1, torque_noise_nm=0.02)
+    long = synthetic_ur_recording(truth, GAINS, duration_s=240.0, rate_hz=500.0, seed=2, torque_noise_nm=0.02)
+    return {"bag": write_recording_bag(root / "bag", short), "csv": write_ur_csv(root / "short.csv", short),
+            "long_csv": write_ur_csv(root / "long.csv", long)}
+
+
+def test_identifier_writes_a_model_and_exits_0(tmp_path, recordings):
+    out = tmp_path / "model"
+    process = _identifier(tmp_path, recordings["bag"], out)
+    assert _finish(process) == 0, process.log()
+    assert (out / "model.yaml").is_file() and (out / "predictions.csv").is_file()
+
+
+def test_identifier_refuses_currents_without_gains_and_bad_parameters(tmp_path, recordings):
+    out = tmp_path / "model"
+    process = _identifier(tmp_path, recordings["csv"], out)
+    assert _finish(process) == 1
+    assert "--drive-gains" in process.log() and not out.exists()
+    process = _identifier(tmp_path, recordings["csv"], tmp_path / "other", "torque_source:=torque")
+    assert _finish(process) == 2
+    assert "parameter 'torque_source'" in process.log()
+
+
+def test_identifier_stopped_mid_job_exits_6_and_leaves_no_result(tmp_path, recordings):
+    out = tmp_path / "model"
+    process = _identifier(tmp_path, recordings["long_csv"], out, "drive_gains_nm_per_a:=" + str(GAINS))
+    assert wait_until(lambda: "identifying" in process.log() or not process.alive(), 60.0), process.log()
+    assert process.alive(), process.log()
+    time.sleep(0.5)
+    started = time.monotonic()
+    process._signal_group(signal.SIGTERM)
+    code = _finish(process, 30.0)
+    assert code == 6, process.log()
+    assert time.monotonic() - started < 10.0
+    assert "cancel" in process.log()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "logs_model") == []
+
+
+def test_node_parameters_reach_every_job_option():
+    from robot_dynamics_id.nodes.identifier import IDENTIFIER_PARAMETERS, job_arguments
+    from robot_dynamics_id.parameters import ParameterError
+
+    params = {spec.name: spec.default for spec in IDENTIFIER_PARAMETERS}
+    params.update(data_path="run.csv", joint_states_topic="/arm/joint_states", motor_currents_topic="/arm/currents",
+                  joint_states_effort="current", nan_policy="drop", tool_frame="flange", skip_robot_check=True,
+                  compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None)
+    job = job_arguments(params)
+    assert job["read"].topics == {"joint_states": "/arm/joint_states", "motor_currents": "/arm/currents"}
+    assert job["read"].joint_states_effort == "current" and job["read"].nan_policy == "drop"
+    assert job["tool_frame"] == "flange" and job["skip_robot_check"] and job["compare_ur_model"]
+    assert job["moving_threshold_rad_s"] == 0.05 and job["drive_gains_nm_per_a"] is None
+    for name, value, message in (("joint_states_effort", "amps", "joint_states_effort"),
+                                 ("motor_currents_topic", "currents", "starts with '/'"),
+                                 ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path")):
+        with pytest.raises(ParameterError, match=message):
+            job_arguments({**params, name: value})
