@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import sys
+import threading
 import time
 
 import rclpy
@@ -108,8 +109,9 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
 
     The executor spins until Ctrl-C/SIGTERM or the node's ``done`` turns true (then the exit code is its
     ``exit_code``). rclpy's own signal handlers would invalidate the context while the node's threads
-    still publish, so SIGINT/SIGTERM become KeyboardInterrupt instead, and on a signal every node goes
-    through the same steps:
+    still publish, so SIGINT/SIGTERM are handled here instead: while the node is built they raise KeyboardInterrupt; once it
+    spins they set a flag the loop checks between callbacks (never an exception inside a callback, which could
+    leave a file half-written). On a signal every node goes through the same steps:
 
     1. ``begin_stop()`` if it has one: it stops its robot activity the way its cancel does (the excitation
        ramps out along its path, ur_interface stops a running trajectory along its path); the executor
@@ -137,8 +139,16 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         print(f"{name}: configuration error: ROS cannot start with these arguments: {reason}", file=sys.stderr)
         return 2
 
+    # While the node is being built (it may wait for a robot), a signal interrupts at once. Once it spins, a
+    # signal only sets a flag that the loop checks between callbacks: an exception raised inside a callback
+    # would cut a write short (a bag record half-written is a damaged bag).
+    stop_requested = threading.Event()
+
     def _interrupt(signum, frame):
         raise KeyboardInterrupt
+
+    def _request_stop(signum, frame):
+        stop_requested.set()
 
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -148,6 +158,8 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     interrupted = False
     try:
         node = node_factory()
+        signal.signal(signal.SIGINT, _request_stop)
+        signal.signal(signal.SIGTERM, _request_stop)
         # Everything built so far (models, MuJoCo, rclpy) lives as long as the process: move it out of the
         # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds
         # (nodes with a real-time loop did it once already, before starting it; this pass is then short).
@@ -156,8 +168,10 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         # returns from the executor's wait, and a node without timers may otherwise wait forever.
         executor = make_executor(events=bool(getattr(node, "events_executor", False)))
         executor.add_node(node)
-        while rclpy.ok() and not getattr(node, "done", False):
+        while rclpy.ok() and not getattr(node, "done", False) and not stop_requested.is_set():
             executor.spin_once(timeout_sec=0.1)
+        if stop_requested.is_set():
+            raise KeyboardInterrupt
         if getattr(node, "done", False):
             code = int(getattr(node, "exit_code", 0) or 0)
     except ParameterError as exc:
