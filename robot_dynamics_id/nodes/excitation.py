@@ -509,7 +509,11 @@ class ExcitationNode(Node):
         if self._interface == "velocity":
             self._halted = True  # a thread that did not end in time must not override the stop below
             self._command_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
-        flush_publishers((self._command_pub, self._progress_pub))  # the stop reaches the robot before we exit
+        # the stop reaches the robot, and every command the recorder, before we exit: a loaded machine may
+        # take seconds to acknowledge the tail of a 500 Hz stream (DDS drops what is unacknowledged at exit)
+        if not flush_publishers((self._command_pub, self._progress_pub), timeout_s=3.0):
+            self.get_logger().warning("not every subscriber acknowledged the last commands within 3 s: a "
+                                      "recorder may miss the tail of the run")
 
 
 def main(args=None) -> int:
