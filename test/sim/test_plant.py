@@ -344,10 +344,10 @@ def test_bad_commands_are_rejected_with_clear_errors():
 
 
 def test_fused_friction_evaluation_equals_the_package_model():
-    from robot_dynamics_id.sim.plant import _FrictionEvaluator
+    from robot_dynamics_id.sim.joint_friction import JointFriction
 
     truth = make_truth("ur3", 13)
-    evaluator = _FrictionEvaluator(truth.friction)
+    evaluator = JointFriction(truth.friction)
     rng = np.random.default_rng(0)
     for qd in np.concatenate([rng.normal(0, 0.002, (50, 6)), rng.normal(0, 1.0, (50, 6))]):
         torque, slope = evaluator.torque_and_slope(qd)
