@@ -38,6 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder (model.yaml, model.urdf, metrics.json, plots)")
     parser.add_argument("--method", default="consistent", choices=("consistent", "wls", "ols", "irls"),
                         help="estimator (default: physically consistent)")
+    parser.add_argument("--friction-model", default="auto", metavar="auto|TERMS",
+                        help="joint friction: auto (default: per joint the family with the lowest held-out error "
+                             "on the training data), or the terms for every joint: p2, p2+load, p2+poly, "
+                             "p2+presliding, ... (any of load, poly, presliding after p2), or one such spec per "
+                             "joint separated by commas")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -50,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
     summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
                            torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
                            method=args.method, ur_driver_topics=args.ur_driver_topics,
+                           friction_model=args.friction_model,
                            validation_path=args.validate, progress=not args.quiet, plots=not args.no_plots)
     fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
     print(f"model: {summary['model']}")
     print(f"fit per joint (%): {fits}")
     if summary["validation_fit_percent"] is not None:
         print("validation fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["validation_fit_percent"]))
+    print(f"friction per joint: {', '.join(summary['friction_terms'])}")
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")
     print(f"torque: {summary['torque_source']}; identification {summary['identify_s']:.1f} s "

@@ -5,7 +5,7 @@ smoothing velocity for the Coulomb term::
 
     tau_f = f_s sgn_s(qd) / (1 + (qd / x_s)^2) + f_k sgn_k(qd) + k_v qd + offset            (P2 eq. 11)
           + mu |tau_load| sgn_k(qd)                                   (load-dependent Coulomb)
-          + k_2 qd |qd| + k_3 qd^3                                     (odd polynomial viscous law)
+          + k_2 qd |qd|                                                (odd polynomial viscous law)
 
 * ``sgn_k(qd) = tanh(qd / v_k)``. ``v_k = 1 rad/s`` is exactly the paper's
   ``f_k tanh(qd)``; a UR joint's dead zone is much sharper, so the plant and the
@@ -16,7 +16,7 @@ smoothing velocity for the Coulomb term::
   joints, the AURT toolbox's friction-load models): ``tau_load`` is the link-side
   rigid-body torque the joint transmits (inverse dynamics of the links without
   rotor inertia and friction), ``mu >= 0`` dimensionless.
-* ``k_2 qd |qd| + k_3 qd^3`` (both odd in qd) bend the viscous law; with a
+* ``k_2 qd |qd|`` (odd in qd, the lowest odd term after qd) bends the viscous law; with a
   negative Stribeck amplitude ``f_s`` (friction *rising* from ``f_k + f_s`` at rest
   to ``f_k``) and/or ``k_2 < 0`` the curve is concave in |qd|, as measured on big
   UR joints.
@@ -32,7 +32,7 @@ smoothing velocity for the Coulomb term::
   piecewise-linear motion: ``z_k = sgn_k + (z_{k-1} - sgn_k) exp(-|dq_k| / delta)``.
 
 For fixed shape constants (x_s, v_k, delta) and a given ``tau_load`` the model is
-linear in (f_s, f_k, k_v, offset, mu, k_2, k_3): :func:`friction_basis` gives those
+linear in (f_s, f_k, k_v, offset, mu, k_2): :func:`friction_basis` gives those
 columns, :data:`EXTENDED_FRICTION_NAMES` their order. :func:`friction_regressor`
 keeps the four P2 columns (base-parameter maps, excitation design).
 """
@@ -64,13 +64,14 @@ SIGN_SMOOTHING_RAD_S = 1e-3
 LINEAR_FRICTION_NAMES = ("static_nm", "coulomb_nm", "viscous_nm_s_per_rad", "offset_nm")
 #: Order of all linear friction parameters per joint (:func:`friction_basis`, :meth:`FrictionParameters.extended_vector`).
 EXTENDED_FRICTION_NAMES = LINEAR_FRICTION_NAMES + (
-    "load_coefficient", "viscous_quadratic_nm_s2_per_rad2", "viscous_cubic_nm_s3_per_rad3")
+    "load_coefficient", "viscous_quadratic_nm_s2_per_rad2")
 #: Optional terms on top of P2 eq. (11): which linear parameters each brings (presliding brings a state, none).
 FRICTION_TERMS: dict[str, tuple[str, ...]] = {
     "load": ("load_coefficient",),
-    "poly": ("viscous_quadratic_nm_s2_per_rad2", "viscous_cubic_nm_s3_per_rad3"),
+    "poly": ("viscous_quadratic_nm_s2_per_rad2",),
     "presliding": (),
 }
+_N_LINEAR = len(EXTENDED_FRICTION_NAMES)
 _P2_MODEL_NAME = "stribeck_coulomb_viscous (Jamisola P2 eq. 11 + offset)"
 _EXTRA_NAMES = EXTENDED_FRICTION_NAMES[4:]
 
@@ -112,14 +113,13 @@ class FrictionParameters:
     coulomb_velocity_rad_s: np.ndarray = field(default=None)  # type: ignore[assignment]
     load_coefficient: np.ndarray = field(default=None)  # type: ignore[assignment]
     viscous_quadratic_nm_s2_per_rad2: np.ndarray = field(default=None)  # type: ignore[assignment]
-    viscous_cubic_nm_s3_per_rad3: np.ndarray = field(default=None)  # type: ignore[assignment]
     presliding_distance_rad: np.ndarray = field(default=None)  # type: ignore[assignment]
     terms: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         n = np.asarray(self.static_nm).shape[0]
         defaults = {"coulomb_velocity_rad_s": 1.0, "load_coefficient": 0.0, "viscous_quadratic_nm_s2_per_rad2": 0.0,
-                    "viscous_cubic_nm_s3_per_rad3": 0.0, "presliding_distance_rad": 0.0}
+                    "presliding_distance_rad": 0.0}
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, _vec(n, value))
@@ -176,7 +176,7 @@ class FrictionParameters:
     @property
     def is_p2(self) -> bool:
         """Only the P2 eq. (11) terms (+ offset)."""
-        return all(t == "p2" for t in self.terms) and not np.any(self.extended_vector().reshape(-1, 7)[:, 4:])
+        return all(t == "p2" for t in self.terms) and not np.any(self.extended_vector().reshape(-1, _N_LINEAR)[:, 4:])
 
     @classmethod
     def zeros(cls, n: int, *, stribeck_velocity_rad_s: float = 0.1, coulomb_velocity_rad_s: float = 1.0):
@@ -189,7 +189,7 @@ class FrictionParameters:
         return np.column_stack([self.static_nm, self.coulomb_nm, self.viscous_nm_s_per_rad, self.offset_nm]).ravel()
 
     def extended_vector(self) -> np.ndarray:
-        """All linear parameters per joint, :data:`EXTENDED_FRICTION_NAMES` order, joint-major: shape (7n,)."""
+        """All linear parameters per joint, :data:`EXTENDED_FRICTION_NAMES` order, joint-major: shape (6n,)."""
         return np.column_stack([getattr(self, name) for name in EXTENDED_FRICTION_NAMES]).ravel()
 
     @classmethod
@@ -202,10 +202,10 @@ class FrictionParameters:
     @classmethod
     def from_extended_vector(cls, values: np.ndarray, *, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
                              presliding_distance_rad=None, terms=None) -> FrictionParameters:
-        v = np.asarray(values, float).reshape(-1, 7)
+        v = np.asarray(values, float).reshape(-1, _N_LINEAR)
         n = v.shape[0]
         return cls(*(v[:, i] for i in range(4)), np.broadcast_to(np.asarray(stribeck_velocity_rad_s, float), (n,)),
-                   np.broadcast_to(np.asarray(coulomb_velocity_rad_s, float), (n,)), v[:, 4], v[:, 5], v[:, 6],
+                   np.broadcast_to(np.asarray(coulomb_velocity_rad_s, float), (n,)), v[:, 4], v[:, 5],
                    None if presliding_distance_rad is None else np.asarray(presliding_distance_rad, float),
                    None if terms is None else tuple(terms))
 
@@ -322,20 +322,19 @@ def friction_signs(qd_rad_s, coulomb_velocity_rad_s, *, presliding_state=None, p
 
 
 def friction_basis(qd_rad_s, stribeck_velocity_rad_s, static_sign, coulomb_sign, load_torque_nm=None) -> np.ndarray:
-    """The friction columns (N, n, 7) of every linear parameter, :data:`EXTENDED_FRICTION_NAMES` order.
+    """The friction columns (N, n, 6) of every linear parameter, :data:`EXTENDED_FRICTION_NAMES` order.
 
     ``load_torque_nm`` (N, n): the link-side rigid-body torque; ``None`` gives a zero load column.
     """
     qd = np.atleast_2d(np.asarray(qd_rad_s, float))
     x_s = np.asarray(stribeck_velocity_rad_s, float)
-    out = np.empty(qd.shape + (7,))
+    out = np.empty(qd.shape + (_N_LINEAR,))
     out[..., 0] = static_sign / (1.0 + (qd / x_s) ** 2)
     out[..., 1] = coulomb_sign
     out[..., 2] = qd
     out[..., 3] = 1.0
     out[..., 4] = 0.0 if load_torque_nm is None else np.abs(np.asarray(load_torque_nm, float)) * coulomb_sign
     out[..., 5] = qd * np.abs(qd)
-    out[..., 6] = qd**3
     return out
 
 
@@ -358,7 +357,7 @@ def friction_torque(params: FrictionParameters, qd_rad_s: np.ndarray, *, load_to
                                      else np.atleast_2d(np.asarray(presliding_state, float)))
     load = None if load_torque_nm is None else np.atleast_2d(np.asarray(load_torque_nm, float))
     y = friction_basis(q2, params.stribeck_velocity_rad_s, static, coulomb, load)
-    theta = params.extended_vector().reshape(-1, 7)
+    theta = params.extended_vector().reshape(-1, _N_LINEAR)
     return np.einsum("...jk,jk->...j", y, theta).reshape(qd.shape)
 
 
@@ -370,6 +369,6 @@ def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torqu
     ones = np.ones_like(v)
     load = np.full_like(v, float(load_torque_nm))
     y = friction_basis(v, params.stribeck_velocity_rad_s, ones, ones, load)
-    theta = params.extended_vector().reshape(-1, 7).copy()
+    theta = params.extended_vector().reshape(-1, _N_LINEAR).copy()
     theta[:, 3] = 0.0
     return np.einsum("mjk,jk->mj", y, theta)

@@ -3,15 +3,13 @@
 Per joint the friction is dynamics/friction.py's model: the P2 eq. (11) terms
 (static/Stribeck, Coulomb, viscous, offset) and, when selected, the terms real UR
 joints add — load-dependent Coulomb ``mu |tau_load| sgn``, the odd polynomial viscous
-law ``k_2 qd|qd| + k_3 qd^3`` and Dahl presliding (the sign functions follow the state
+law ``k_2 qd|qd|`` and Dahl presliding (the sign functions follow the state
 z of ``dz/dq = (sgn(dq) - z) / delta``). What this module does with it:
 
-* **Columns** (:func:`joint_columns`, :func:`design_columns`): for fixed shape
-  constants (Stribeck velocity x_s, Coulomb smoothing v_k, presliding distance delta)
-  and a given load torque the model is linear in its parameters. The columns are
-  evaluated on the full-rate velocity (and the presliding state on the full-rate
-  travel ``qd dt``), then low-passed, trimmed and decimated exactly like the measured
-  torque (Gautier's parallel filtering; identification/preprocessing.py).
+* **Columns** (identification/friction_columns.py): for fixed shape constants
+  (Stribeck velocity x_s, Coulomb smoothing v_k, presliding distance delta) and a given
+  load torque the model is linear in its parameters; the columns are parallel-filtered
+  like the measured torque.
 * **Load-dependent Coulomb** needs ``tau_load``, the links' rigid-body torque, which
   depends on the parameters being estimated. It is taken from the previous pass
   (a fixed-point iteration)::
@@ -37,10 +35,11 @@ z of ``dz/dq = (sgn(dq) - z) / delta``). What this module does with it:
   contiguous time blocks of the training data and scored on the block left out (blocked
   cross-validation, moving rows only). Per joint the *simplest* family whose held-out
   mean squared error is within ``tolerance`` (1 %) of the joint's best is chosen: a term
-  stays only if it lowers the held-out error by more than that. The shape constants and
-  the load torque are found once on all training data (each family reuses those of its
-  sign type), which the held-out blocks therefore saw: a second-order leak of two
-  constants per joint.
+  stays only if it lowers the held-out error by more than that. Each family gets its own
+  Stribeck velocities; the presliding distances come from the richest presliding family
+  and the load torque from the richest other one. These constants were found on all the
+  training data, which the held-out blocks therefore saw: a second-order leak of one or
+  two constants per joint.
 """
 
 from __future__ import annotations
@@ -50,23 +49,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.interpolate
 import scipy.linalg
 import scipy.optimize
-import scipy.signal
 
-from ..dynamics.friction import (
-    EXTENDED_FRICTION_NAMES,
-    FRICTION_TERMS,
-    LINEAR_FRICTION_NAMES,
-    SIGN_SMOOTHING_RAD_S,
-    FrictionParameters,
-    dahl_state,
-    terms_name,
+from ..dynamics.friction import FRICTION_TERMS, terms_name
+from .friction_columns import (
+    ColumnCache,
+    FrictionDesign,
+    design_columns,
+    dissipativity_rows,
+    friction_torque_preprocessed,
+    joint_columns,
+    standstill_mask,
 )
 from .preprocessing import PreprocessedData
 
 __all__ = [
+    "CANDIDATE_TERMS",
     "LOAD_PASSES",
     "FrictionDesign",
     "FrictionFit",
@@ -74,6 +73,7 @@ __all__ = [
     "dissipativity_rows",
     "fit_friction",
     "friction_torque_preprocessed",
+    "friction_uncertainty",
     "joint_columns",
     "select_terms",
     "standstill_mask",
@@ -84,259 +84,6 @@ LOAD_PASSES = 3
 #: Every family the automatic selection compares: P2 plus each subset of the optional terms.
 CANDIDATE_TERMS: tuple[tuple[str, ...], ...] = tuple(
     combo for r in range(len(FRICTION_TERMS) + 1) for combo in itertools.combinations(FRICTION_TERMS, r))
-_SPLINE_MIN_SAMPLES = 4
-
-
-@dataclass(frozen=True)
-class FrictionDesign:
-    """Which friction terms each joint has, and the shape constants the columns are evaluated with.
-
-    Column order of :func:`design_columns`: the P2 columns of every joint (4n, joint-major,
-    :data:`LINEAR_FRICTION_NAMES`), then the optional parameters (joint-major, in
-    :data:`EXTENDED_FRICTION_NAMES` order) of the joints that have them.
-    """
-
-    terms: tuple[tuple[str, ...], ...]
-    stribeck_velocity_rad_s: np.ndarray
-    coulomb_velocity_rad_s: np.ndarray
-    presliding_distance_rad: np.ndarray
-
-    @property
-    def n_joints(self) -> int:
-        return len(self.terms)
-
-    @property
-    def presliding(self) -> np.ndarray:
-        return np.array(["presliding" in t for t in self.terms])
-
-    def joint_parameters(self, j: int) -> list[str]:
-        """The linear parameters of joint j, P2 first."""
-        extra = [p for p in EXTENDED_FRICTION_NAMES[4:]
-                 if any(p in FRICTION_TERMS[t] for t in self.terms[j])]
-        return list(LINEAR_FRICTION_NAMES) + extra
-
-    def extras(self) -> list[tuple[int, str]]:
-        """(joint, parameter) of every optional column, in column order."""
-        return [(j, p) for j in range(self.n_joints) for p in self.joint_parameters(j)[4:]]
-
-    @property
-    def n_columns(self) -> int:
-        return 4 * self.n_joints + len(self.extras())
-
-    def column_indices(self, j: int) -> np.ndarray:
-        """Indices of joint j's columns (in :meth:`joint_parameters` order) among the design's columns."""
-        extra_at = [4 * self.n_joints + k for k, (jj, _) in enumerate(self.extras()) if jj == j]
-        return np.array(list(range(4 * j, 4 * j + 4)) + extra_at, int)
-
-    def names(self) -> list[str]:
-        p2 = [f"joint{j + 1}.{p}" for j in range(self.n_joints) for p in LINEAR_FRICTION_NAMES]
-        return p2 + [f"joint{j + 1}.{p}" for j, p in self.extras()]
-
-    def family(self, j: int) -> str:
-        return terms_name(self.terms[j])
-
-    def with_terms(self, terms) -> FrictionDesign:
-        return replace(self, terms=tuple(tuple(t) for t in terms))
-
-    def with_shape(self, j: int, *, stribeck_velocity_rad_s: float | None = None,
-                   presliding_distance_rad: float | None = None) -> FrictionDesign:
-        x_s, delta = self.stribeck_velocity_rad_s.copy(), self.presliding_distance_rad.copy()
-        if stribeck_velocity_rad_s is not None:
-            x_s[j] = stribeck_velocity_rad_s
-        if presliding_distance_rad is not None:
-            delta[j] = presliding_distance_rad
-        return replace(self, stribeck_velocity_rad_s=x_s, presliding_distance_rad=delta)
-
-    def parameters(self, values: np.ndarray) -> FrictionParameters:
-        """The :class:`FrictionParameters` of column values (this design's order); absent terms are zero."""
-        values = np.asarray(values, float)
-        n = self.n_joints
-        ext = np.zeros((n, 7))
-        ext[:, :4] = values[: 4 * n].reshape(n, 4)
-        for k, (j, p) in enumerate(self.extras()):
-            ext[j, EXTENDED_FRICTION_NAMES.index(p)] = values[4 * n + k]
-        delta = np.where(self.presliding, self.presliding_distance_rad, 0.0)
-        return FrictionParameters.from_extended_vector(
-            ext.ravel(), stribeck_velocity_rad_s=self.stribeck_velocity_rad_s,
-            coulomb_velocity_rad_s=self.coulomb_velocity_rad_s, presliding_distance_rad=delta,
-            terms=[self.family(j) for j in range(n)])
-
-    @classmethod
-    def of(cls, friction: FrictionParameters) -> FrictionDesign:
-        """The design of an existing friction model (its terms and shape constants)."""
-        from ..dynamics.friction import parse_terms
-
-        return cls(tuple(parse_terms(t) for t in friction.terms), friction.stribeck_velocity_rad_s.copy(),
-                   friction.coulomb_velocity_rad_s.copy(), friction.presliding_distance_rad.copy())
-
-
-# ------------------------------------------------------------------------------------------- columns
-class ColumnCache:
-    """The full-rate signals of one preprocessed data set and its parallel filter, for friction columns.
-
-    Presliding states are cached per (joint, distance): the searches evaluate the same ones often.
-    Exact data (no filter: ``data.filter_sos is None``) use the decimated velocity and the
-    position increments instead.
-    """
-
-    def __init__(self, data: PreprocessedData) -> None:
-        self.data = data
-        self.exact = data.filter_sos is None
-        if self.exact:
-            rows = [np.flatnonzero(data.segment_id == s) for s in np.unique(data.segment_id)]
-            self.qd = [data.qd_rad_s[r] for r in rows]
-            self.dq = [np.diff(data.q_rad[r], axis=0, prepend=data.q_rad[r[:1]]) for r in rows]
-        else:
-            rows = [np.flatnonzero(data.segment_id == s) for s in range(len(data.full_rate_qd_rad_s))]
-            period = 1.0 / (data.sample_rate_hz * data.decimation)
-            self.qd = list(data.full_rate_qd_rad_s)
-            self.dq = [qd * period for qd in self.qd]
-        self.rows = rows
-        self._dahl: dict[tuple[int, float], list[np.ndarray]] = {}
-        self._static: dict[tuple[int, float, float, float], np.ndarray] = {}
-
-    def dahl(self, j: int, delta: float) -> list[np.ndarray]:
-        key = (j, float(delta))
-        if key not in self._dahl:
-            self._dahl[key] = [dahl_state(dq[:, j:j + 1], delta)[:, 0] for dq in self.dq]
-        return self._dahl[key]
-
-    def _load(self, k: int, j: int, load_torque_nm: np.ndarray) -> np.ndarray:
-        values = load_torque_nm[self.rows[k], j:j + 1]
-        if self.exact:
-            return values[:, 0]
-        return _to_full_rate(values, self.qd[k].shape[0], self.data.trim_samples, self.data.decimation)[:, 0]
-
-    def filtered(self, parts: list[np.ndarray]) -> np.ndarray:
-        """Per-segment full-rate values (M, k) -> low-passed, trimmed, decimated and stacked (N, k)."""
-        if self.exact:
-            return np.concatenate(parts, axis=0)
-        d, out = self.data, []
-        for values in parts:
-            m = values.shape[0]
-            f = scipy.signal.sosfiltfilt(d.filter_sos, values, axis=0, padlen=min(3 * d.trim_samples, m - 1))
-            out.append(f[d.trim_samples: m - d.trim_samples: d.decimation])
-        return np.concatenate(out, axis=0)
-
-    def columns(self, j: int, params: list[str], *, stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
-                presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
-        """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`)."""
-        if "load_coefficient" in params and load_torque_nm is None:
-            raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
-        if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
-            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad))
-            if key not in self._static:
-                self._static[key] = self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
-                                                  presliding_distance_rad, None)
-            return self._static[key]
-        return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
-                             load_torque_nm)
-
-    def _columns(self, j: int, params: list[str], stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
-                 presliding_distance_rad: float, load_torque_nm: np.ndarray | None) -> np.ndarray:
-        parts = []
-        for k, (qd_all, _) in enumerate(zip(self.qd, self.dq)):
-            qd = qd_all[:, j]
-            if presliding_distance_rad > 0:
-                static = coulomb = self.dahl(j, presliding_distance_rad)[k]
-            else:
-                static = np.tanh(qd / SIGN_SMOOTHING_RAD_S)
-                coulomb = np.tanh(qd / coulomb_velocity_rad_s)
-            values = {
-                "static_nm": lambda: static / (1.0 + (qd / stribeck_velocity_rad_s) ** 2),
-                "coulomb_nm": lambda: coulomb,
-                "viscous_nm_s_per_rad": lambda: qd,
-                "offset_nm": lambda: np.ones_like(qd),
-                "load_coefficient": lambda: np.abs(self._load(k, j, load_torque_nm)) * coulomb,
-                "viscous_quadratic_nm_s2_per_rad2": lambda: qd * np.abs(qd),
-                "viscous_cubic_nm_s3_per_rad3": lambda: qd**3,
-            }
-            parts.append(np.column_stack([values[p]() for p in params]))
-        return self.filtered(parts)
-
-    def design_joint(self, design: FrictionDesign, j: int, load_torque_nm: np.ndarray | None,
-                     params: list[str] | None = None) -> np.ndarray:
-        """Joint j's columns of a design (all of them, or the named ones)."""
-        return self.columns(j, design.joint_parameters(j) if params is None else params,
-                            stribeck_velocity_rad_s=float(design.stribeck_velocity_rad_s[j]),
-                            coulomb_velocity_rad_s=float(design.coulomb_velocity_rad_s[j]),
-                            presliding_distance_rad=float(design.presliding_distance_rad[j])
-                            if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm)
-
-
-def _to_full_rate(values: np.ndarray, length: int, trim: int, decimation: int) -> np.ndarray:
-    """Decimated samples (at full-rate indices trim + k*decimation) to every full-rate index (cubic spline,
-    end values held beyond the first and last sample)."""
-    idx = trim + decimation * np.arange(values.shape[0])
-    full = np.arange(length)
-    if values.shape[0] >= _SPLINE_MIN_SAMPLES:
-        spline = scipy.interpolate.CubicSpline(idx, values, axis=0, extrapolate=False)
-        return spline(np.clip(full, idx[0], idx[-1]))
-    return np.column_stack([np.interp(full, idx, values[:, k]) for k in range(values.shape[1])])
-
-
-def joint_columns(data: PreprocessedData | ColumnCache, design: FrictionDesign, j: int,
-                  load_torque_nm: np.ndarray | None = None) -> np.ndarray:
-    """Joint j's friction columns (N, k), parallel-filtered like the torque, in :meth:`joint_parameters` order."""
-    cache = data if isinstance(data, ColumnCache) else ColumnCache(data)
-    return cache.design_joint(design, j, load_torque_nm)
-
-
-def design_columns(data: PreprocessedData | ColumnCache, design: FrictionDesign,
-                   load_torque_nm: np.ndarray | None = None) -> np.ndarray:
-    """All friction columns of a design (N*n, :attr:`FrictionDesign.n_columns`), rows sample-major."""
-    cache = data if isinstance(data, ColumnCache) else ColumnCache(data)
-    n = design.n_joints
-    n_samples = cache.data.n_samples
-    out = np.zeros((n_samples, n, design.n_columns))
-    for j in range(n):
-        out[:, j, design.column_indices(j)] = cache.design_joint(design, j, load_torque_nm)
-    return out.reshape(n_samples * n, design.n_columns)
-
-
-def friction_torque_preprocessed(friction: FrictionParameters, data: PreprocessedData,
-                                 load_torque_nm: np.ndarray | None = None) -> np.ndarray:
-    """The friction torque (N, n) a model predicts for preprocessed samples, parallel-filtered like the torque."""
-    design = FrictionDesign.of(friction)
-    ext = friction.extended_vector().reshape(-1, 7)
-    out = np.empty((data.n_samples, design.n_joints))
-    for j in range(design.n_joints):
-        cols = joint_columns(data, design, j, load_torque_nm)
-        out[:, j] = cols @ ext[j, [EXTENDED_FRICTION_NAMES.index(p) for p in design.joint_parameters(j)]]
-    return out
-
-
-def standstill_mask(data: PreprocessedData, velocity_rad_s: float) -> np.ndarray:
-    """Row weights (N*n,): 0 where the joint is at rest (|qd| < velocity_rad_s), else 1 (module doc)."""
-    if velocity_rad_s < 0:
-        raise ValueError(f"standstill velocity must be >= 0 rad/s, got {velocity_rad_s}")
-    return (np.abs(data.qd_rad_s) >= velocity_rad_s).astype(float).ravel()
-
-
-def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, points: int = 24
-                       ) -> np.ndarray:
-    """Rows G (m, n_columns) with ``G phi >= 0`` <=> the friction dissipates over the speeds seen.
-
-    Per joint, the steady sliding curve (sgn = 1; the load term is >= 0 by mu >= 0, the offset is
-    not friction) at 0 and at ``points - 1`` speeds spread geometrically up to the joint's largest
-    speed: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 + k_3 v^3 >= 0``.
-    """
-    n = design.n_joints
-    rows = []
-    for j in range(n):
-        v_max = max(float(max_speed_rad_s[j]), 1e-3)
-        speeds = np.concatenate([[0.0], np.geomspace(1e-3, v_max, points - 1)])
-        idx = design.column_indices(j)
-        params = design.joint_parameters(j)
-        for v in speeds:
-            row = np.zeros(design.n_columns)
-            values = {"static_nm": 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2), "coulomb_nm": 1.0,
-                      "viscous_nm_s_per_rad": v, "viscous_quadratic_nm_s2_per_rad2": v * v,
-                      "viscous_cubic_nm_s3_per_rad3": v**3}
-            for k, p in zip(idx, params):
-                row[k] = values.get(p, 0.0)
-            rows.append(row)
-    return np.array(rows)
 
 
 # ------------------------------------------------------------------------------ variable projection
@@ -353,21 +100,22 @@ class _Projection:
         scale = np.linalg.norm(a, axis=0)
         scale[scale == 0] = 1.0
         self.a = a / scale
+        self.scale = scale
         self.gram = self.a.T @ self.a
         self.rhs = self.a.T @ self.yw
         self.yy = float(self.yw @ self.yw)
         self.offset = a_rb.shape[1]
         self.design = design
 
-    def _block(self, j: int, local: list[int], cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _block(self, j: int, local: list[int], cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         g = cols * self.sw[j::self.n][:, None]
         norms = np.linalg.norm(g, axis=0)
         norms[norms == 0] = 1.0
-        return g / norms, self.offset + self.design.column_indices(j)[local]
+        return g / norms, self.offset + self.design.column_indices(j)[local], norms
 
-    def rss(self, j: int, local: list[int], cols: np.ndarray) -> float:
-        """Weighted residual sum of squares with joint j's columns ``local`` replaced by ``cols`` (N, k)."""
-        g, c = self._block(j, local, cols)
+    def solve(self, j: int, local: list[int], cols: np.ndarray) -> tuple[float, np.ndarray]:
+        """(weighted residual sum of squares, parameters) with joint j's columns ``local`` replaced by ``cols``."""
+        g, c, norms = self._block(j, local, cols)
         gram, rhs = self.gram.copy(), self.rhs.copy()
         cross = self.a[j::self.n].T @ g
         gram[:, c] = cross
@@ -377,11 +125,18 @@ class _Projection:
         try:
             sol = scipy.linalg.solve(gram, rhs, assume_a="pos")
         except (np.linalg.LinAlgError, ValueError):
-            return np.inf
-        return self.yy - float(rhs @ sol)
+            return np.inf, np.full(rhs.shape, np.nan)
+        scale = self.scale.copy()
+        scale[c] = norms
+        return self.yy - float(rhs @ sol), sol / scale
+
+    def rss(self, j: int, local: list[int], cols: np.ndarray) -> float:
+        """Weighted residual sum of squares with joint j's columns ``local`` replaced by ``cols`` (N, k)."""
+        return self.solve(j, local, cols)[0]
 
     def commit(self, j: int, local: list[int], cols: np.ndarray) -> None:
-        g, c = self._block(j, local, cols)
+        g, c, norms = self._block(j, local, cols)
+        self.scale[c] = norms
         rows = np.arange(j, self.a.shape[0], self.n)
         self.a[:, c] = 0.0
         self.a[np.ix_(rows, c)] = g
@@ -391,7 +146,13 @@ class _Projection:
         self.rhs[c] = self.a[:, c].T @ self.yw
 
 
-def _search(f: Callable[[float], float], lo: float, hi: float, grid: int = 9) -> float:
+#: Points of the log grid the shape constants are searched on before refinement. The residual over
+#: the Stribeck velocity can have a narrow global valley beside a broad local one (a large x_s whose
+#: Stribeck curve is nearly a parabola over the speeds seen), so the grid is fine (ratio ~1.25).
+SHAPE_GRID = 25
+
+
+def _search(f: Callable[[float], float], lo: float, hi: float, grid: int = SHAPE_GRID) -> float:
     """argmin of f over log-spaced [lo, hi]: grid then a bounded refinement around the best point."""
     logs = np.linspace(np.log(lo), np.log(hi), grid)
     values = [f(float(np.exp(v))) for v in logs]
@@ -456,11 +217,13 @@ def _family_cost(terms: tuple[str, ...]) -> int:
 
 def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: int,
                  columns_by_family: dict[tuple[str, ...], np.ndarray], *, blocks: int = 5,
-                 tolerance: float = 0.01) -> tuple[list[tuple[str, ...]], dict]:
+                 tolerance: float = 0.01) -> tuple[list[tuple[str, ...]], dict, dict]:
     """Per joint, the simplest family whose blocked cross-validated MSE is within ``tolerance`` of the best.
 
     ``columns_by_family``: family (optional terms) -> its friction columns (N*n, k). Rows with weight 0
-    are neither fitted nor scored. Returns the chosen family per joint and a JSON-ready report.
+    are neither fitted nor scored. Returns the chosen family per joint, a JSON-ready report (held-out
+    RMS per family, the chosen ones, per joint the families within the tolerance: the ones the data
+    cannot tell apart) and each family's friction parameters fitted on all the data.
     """
     if blocks < 2:
         raise ValueError(f"model selection needs at least 2 time blocks, got {blocks}")
@@ -470,6 +233,7 @@ def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: in
     y_power = np.array([np.mean(y.reshape(-1, n)[:, j][mask.reshape(-1, n)[:, j] > 0] ** 2)
                         if mask.reshape(-1, n)[:, j].any() else 0.0 for j in range(n)])
     mse: dict[tuple[str, ...], np.ndarray] = {}
+    full_fits: dict[tuple[str, ...], np.ndarray] = {}
     for family, fr in columns_by_family.items():
         a = np.hstack([a_rb, fr])
         sw = np.sqrt(row_weights)
@@ -484,6 +248,7 @@ def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: in
             grams.append(aw[rows].T @ aw[rows])
             rhss.append(aw[rows].T @ yw[rows])
         gram, rhs = sum(grams), sum(rhss)
+        full_fits[family] = (np.linalg.lstsq(gram, rhs, rcond=None)[0] / scale)[a_rb.shape[1]:]
         sse = np.zeros(n)
         for b in range(blocks):
             rows = slice(edges[b] * n, edges[b + 1] * n)
@@ -497,19 +262,21 @@ def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: in
         mse[family] = sse / np.maximum(mask.reshape(-1, n).sum(axis=0), 1.0)
     order = sorted(columns_by_family, key=lambda f: (_family_cost(f), CANDIDATE_TERMS.index(f)
                                                      if f in CANDIDATE_TERMS else 0))
-    chosen = []
+    chosen, acceptable = [], []
     for j in range(n):
         best = min(mse[f][j] for f in order)
         floor = 1e-9 * y_power[j]
-        chosen.append(next(f for f in order if mse[f][j] <= best * (1.0 + tolerance) + floor))
+        acceptable.append([f for f in order if mse[f][j] <= best * (1.0 + tolerance) + floor])
+        chosen.append(acceptable[-1][0])
     report = {
         "rule": (f"blocked cross-validation over {blocks} contiguous time blocks of the training data (moving "
                  f"samples); per joint the simplest family within {100 * tolerance:g} % of the lowest held-out "
                  "mean squared error"),
         "held_out_rms_nm": {terms_name(f): np.sqrt(mse[f]).tolist() for f in order},
         "chosen": [terms_name(f) for f in chosen],
+        "indistinguishable": [[terms_name(f) for f in fams] for fams in acceptable],
     }
-    return chosen, report
+    return chosen, report, full_fits
 
 
 # ------------------------------------------------------------------------------------------- the fit
@@ -522,6 +289,8 @@ class FrictionFit:
     load_torque_nm: np.ndarray | None
     row_weights: np.ndarray
     selection: dict | None
+    #: per joint, the friction parameters (name -> value) of the families the data cannot tell from the chosen one
+    alternatives: tuple[tuple[dict, ...], ...] = ()
 
 
 def _has_load(design: FrictionDesign) -> bool:
@@ -547,13 +316,13 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
                  coulomb_velocity_rad_s: np.ndarray, presliding_distance_rad: float | None = None,
                  fit_stribeck: bool = True, stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
                  presliding_range_rad: tuple[float, float] = (2e-4, 1e-2), standstill_velocity_rad_s: float = 0.02,
-                 blocks: int = 5, tolerance: float = 0.01, stribeck_grid: int = 13) -> FrictionFit:
+                 blocks: int = 5, tolerance: float = 0.01, stribeck_grid: int = SHAPE_GRID) -> FrictionFit:
     """Choose (``terms="auto"``) or take the friction terms per joint, find their shape constants and the load
     torque, and return the design with its columns (module doc). ``load_torque_of(theta)`` maps a linear
     solution over [a_rb, friction columns] to the links' rigid-body torque (N, n).
 
     Automatic choice: the load torque from :data:`LOAD_PASSES` passes of the richest model; every family's
-    Stribeck velocities on a ``stribeck_grid``-point log grid (each family its own), the presliding
+    Stribeck velocities on a ``stribeck_grid``-point log grid then refined (each family its own), the presliding
     distances once on the richest presliding model; blocked cross-validation (:func:`select_terms`); then
     the chosen design's Stribeck velocities refined and the load passes repeated on it.
     """
@@ -580,13 +349,13 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
             fr = design_columns(cache, design, load)
         return fr, load
 
-    def finish(design: FrictionDesign, load: np.ndarray, selection: dict | None) -> FrictionFit:
+    def finish(design: FrictionDesign, load: np.ndarray, selection: dict | None, alternatives=()) -> FrictionFit:
         fr = design_columns(cache, design, load)
         proj = _Projection(a_rb, fr, y, weights, n, design)
         design = _search_shapes(proj, cache, load, stribeck=fit_stribeck, stribeck_range=stribeck_range_rad_s,
                                 presliding_range=search_delta if selection is None else None)
         fr, load = load_passes(design, load)
-        return FrictionFit(design, fr, load if _has_load(design) else None, mask, selection)
+        return FrictionFit(design, fr, load if _has_load(design) else None, mask, selection, alternatives)
 
     if terms != "auto":
         design = base.with_terms(terms)
@@ -634,8 +403,134 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
                 proj.commit(j, [0], best)
                 fr[j::n, design.column_indices(j)[0]] = best[:, 0]
         columns[family], stribeck_of[family] = fr, x_s
-    chosen, report = select_terms(a_rb, y, weights, n, columns, blocks=blocks, tolerance=tolerance)
+    chosen, report, fits = select_terms(a_rb, y, weights, n, columns, blocks=blocks, tolerance=tolerance)
     design = replace(base.with_terms(chosen),
                      stribeck_velocity_rad_s=np.array([stribeck_of[chosen[j]][j] for j in range(n)]),
                      presliding_distance_rad=rich_dahl.presliding_distance_rad.copy())
-    return finish(design, load, report)
+    alternatives = []
+    for j, names in enumerate(report["indistinguishable"]):
+        per_joint = []
+        for family in CANDIDATE_TERMS:
+            if terms_name(family) in names[1:]:
+                fam = base.with_terms([family] * n)
+                values = dict(zip(fam.joint_parameters(j), fits[family][fam.column_indices(j)]))
+                values["stribeck_velocity_rad_s"] = float(stribeck_of[family][j])
+                per_joint.append(values)
+        alternatives.append(tuple(per_joint))
+    return finish(design, load, report, tuple(alternatives))
+
+
+def _local_minima(values: np.ndarray) -> list[int]:
+    v = np.asarray(values)
+    return [k for k in range(v.size) if (k == 0 or v[k] <= v[k - 1]) and (k == v.size - 1 or v[k] <= v[k + 1])]
+
+
+def _profile_spread(proj: _Projection, cache: ColumnCache, fit: FrictionFit, j: int, name: str,
+                    search_range: tuple[float, float], threshold: float) -> np.ndarray:
+    """Largest change of joint j's parameters (and of the log shape constant, last) over the other local
+    minima of the residual profile in the shape constant ``name`` that fit within ``threshold`` of the best."""
+    design, load = fit.design, fit.load_torque_nm
+    params = design.joint_parameters(j)
+    changing = ["static_nm"] if name == "stribeck_velocity_rad_s" else \
+        [p for p in params if p in ("static_nm", "coulomb_nm", "load_coefficient")]
+    local = [params.index(p) for p in changing]
+    idx = proj.offset + design.column_indices(j)
+    value = float(getattr(design, name)[j])
+
+    def at(v: float) -> tuple[float, np.ndarray]:
+        moved = (design.with_shape(j, stribeck_velocity_rad_s=v) if name == "stribeck_velocity_rad_s"
+                 else design.with_shape(j, presliding_distance_rad=v))
+        return proj.solve(j, local, cache.design_joint(moved, j, load, changing))
+
+    rss_hat, theta_hat = at(value)
+    logs = np.linspace(np.log(search_range[0]), np.log(search_range[1]), SHAPE_GRID)
+    profile = [at(float(np.exp(v)))[0] for v in logs]
+    spread = np.zeros(len(params) + 1)
+    for k in _local_minima(profile):
+        lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, logs.size - 1)]
+        res = scipy.optimize.minimize_scalar(lambda v: at(float(np.exp(v)))[0], bounds=(lo, hi), method="bounded",
+                                             options={"xatol": 2e-2, "maxiter": 8})
+        best = float(res.x) if res.fun <= profile[k] else float(logs[k])
+        if abs(best - np.log(value)) < 0.05:
+            continue
+        rss, theta = at(float(np.exp(best)))
+        if rss - rss_hat <= threshold:
+            spread[:-1] = np.maximum(spread[:-1], np.abs(theta[idx] - theta_hat[idx]))
+            spread[-1] = max(spread[-1], abs(best - np.log(value)))
+    return spread
+
+
+def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndarray, y: np.ndarray,
+                         row_weights: np.ndarray, theta: np.ndarray, *,
+                         stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
+                         presliding_range_rad: tuple[float, float] = (2e-4, 1e-2), step: float = 1e-3) -> dict:
+    """Standard deviations of every friction parameter with the shape constants and the family free.
+
+    The linear estimate's covariance holds x_s, delta and the family fixed; the data may not. Three
+    parts, combined in quadrature (a spread counts as the half-width of a 95 % interval, /1.96):
+
+    * local: the model linearised in all parameters, J = [W, d(W theta)/d log x_s_j, d(W theta)/d log
+      delta_j] (weighted rows, central differences of the columns), cov = s^2 (J^T J)^-1, s^2 the
+      weighted residual variance;
+    * profile: other local minima of the residual over x_s (and delta) that fit within chi^2_1(95 %) =
+      3.84 s^2 of the best — e.g. a large x_s whose Stribeck curve is a parabola over the speeds seen,
+      against a small x_s plus viscous and quadratic terms: the parameters' change between them;
+    * family: the families the cross-validation could not tell from the chosen one (absent terms
+      count as zero): the parameters' change between them.
+
+    Returns ``{"names", "values", "std", "std_local"}``; for ``stribeck_velocity_rad_s`` and
+    ``presliding_distance_rad`` the std is relative (of the logarithm).
+    """
+    cache = ColumnCache(data)
+    design, load, n = fit.design, fit.load_torque_nm, fit.design.n_joints
+    offset = a_rb.shape[1]
+    base = np.hstack([a_rb, fit.columns])
+    sw = np.sqrt(row_weights)
+    residual = (y - base @ theta) * sw
+    s2 = float(residual @ residual) / max(int(np.count_nonzero(row_weights)) - base.shape[1], 1)
+    proj = _Projection(a_rb, fit.columns, y, row_weights, n, design)
+    extra_cols, extra_names, extra_values, spreads = [], [], [], {}
+    for j in range(n):
+        idx = offset + design.column_indices(j)
+        params = design.joint_parameters(j)
+        shapes = [("stribeck_velocity_rad_s", stribeck_range_rad_s, ["static_nm"])]
+        if design.presliding[j]:
+            shapes.append(("presliding_distance_rad", presliding_range_rad,
+                           [p for p in params if p in ("static_nm", "coulomb_nm", "load_coefficient")]))
+        for name, search_range, changing in shapes:
+            value = float(getattr(design, name)[j])
+            local = [params.index(p) for p in changing]
+            cols = []
+            for sign in (1.0, -1.0):
+                trial = value * np.exp(sign * step)
+                moved = (design.with_shape(j, stribeck_velocity_rad_s=trial) if name.startswith("stribeck")
+                         else design.with_shape(j, presliding_distance_rad=trial))
+                cols.append(cache.design_joint(moved, j, load, changing))
+            column = np.zeros(y.shape[0])
+            column[j::n] = (cols[0] - cols[1]) @ theta[idx[local]] / (2.0 * step)
+            extra_cols.append(column)
+            extra_names.append(f"joint{j + 1}.{name}")
+            extra_values.append(value)
+            spread = _profile_spread(proj, cache, fit, j, name, search_range, 3.84 * s2)
+            for p, v in zip(params, spread[:-1]):
+                spreads[f"joint{j + 1}.{p}"] = max(spreads.get(f"joint{j + 1}.{p}", 0.0), float(v))
+            spreads[f"joint{j + 1}.{name}"] = max(spreads.get(f"joint{j + 1}.{name}", 0.0), float(spread[-1]))
+        for alternative in (fit.alternatives[j] if fit.alternatives else ()):
+            for k, p in enumerate(params + ["stribeck_velocity_rad_s"]):
+                key = f"joint{j + 1}.{p}"
+                if p == "stribeck_velocity_rad_s":
+                    change = abs(np.log(alternative[p] / design.stribeck_velocity_rad_s[j]))
+                else:
+                    change = abs(alternative.get(p, 0.0) - theta[idx[k]])
+                spreads[key] = max(spreads.get(key, 0.0), float(change))
+    jac = np.hstack([base, np.column_stack(extra_cols)])
+    jw = jac * sw[:, None]
+    scale = np.linalg.norm(jw, axis=0)
+    scale[scale == 0] = 1.0
+    gram_inv = np.linalg.pinv((jw / scale).T @ (jw / scale), rcond=1e-12, hermitian=True)
+    local_std = (np.sqrt(np.maximum(np.diag(gram_inv), 0.0) * s2) / scale)[offset:]
+    names = design.names() + extra_names
+    total = [float(np.hypot(sd, spreads.get(nm, 0.0) / 1.96)) for nm, sd in zip(names, local_std)]
+    values = list(theta[offset:]) + extra_values
+    return {"names": names, "values": [float(v) for v in values], "std": total,
+            "std_local": [float(v) for v in local_std]}

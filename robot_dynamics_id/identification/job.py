@@ -89,7 +89,8 @@ def torque_data(recording, *, torque_source: str = "auto", drive_gains_nm_per_a=
 
 def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torque_source: str = "auto",
                  drive_gains_nm_per_a=None, method: str = "consistent", ur_driver_topics: bool = False,
-                 validation_path: str | Path | None = None, progress: bool = True, plots: bool = True) -> dict:
+                 validation_path: str | Path | None = None, progress: bool = True, plots: bool = True,
+                 friction_model: str = "auto") -> dict:
     """Identify from a file, write the report folder, and return a summary dict."""
     from .pipeline import IdentificationOptions, identify, validate
     from .report import write_report
@@ -101,7 +102,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     recording = load_recording(data_path, robot=rm, ur_driver_topics=ur_driver_topics)
     data, label = torque_data(recording, torque_source=torque_source, drive_gains_nm_per_a=drive_gains_nm_per_a)
     options = IdentificationOptions(
-        estimator=method, torque_source="effort", progress=progress,
+        estimator=method, torque_source="effort", progress=progress, friction_model=friction_model,
         drive_gains_nm_per_a=None if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float),
         provenance={"data": str(Path(data_path).resolve()), "torque": label, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
@@ -120,6 +121,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "fit_percent": result.metrics["fit_percent"],
         "validation_fit_percent": None if validation is None else validation["fit_percent"],
         "physically_consistent": bool(np.all(result.physically_consistent_links)),
+        "friction_terms": list(result.model.friction.terms),
         "physically_consistent_links": result.physically_consistent_links.tolist(),
         "condition_number": float(result.condition_number),
         "torque_source": label,

@@ -64,6 +64,7 @@ from .friction_fit import (
     dissipativity_rows,
     fit_friction,
     friction_torque_preprocessed,
+    friction_uncertainty,
     standstill_mask,
 )
 from .metrics import torque_metrics
@@ -172,6 +173,8 @@ class IdentificationResult:
     friction_fit: FrictionFit | None = None
     #: the optional friction parameters' linear estimate: {"names", "values", "std"}
     friction_extra: dict = field(default_factory=dict)
+    #: every friction parameter's std with the shape constants free (friction_fit.friction_uncertainty)
+    friction_uncertainty: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -419,6 +422,10 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
                   "model": _moving_rms(w_base @ base_consistent, y, mask, n)}
     friction_extra = {"names": names[n_p2:], "values": linear.parameters[n_p2:].tolist(),
                       "std": linear.std[n_p2:].tolist(), "values_consistent": base_consistent[n_p2:].tolist()}
+    uncertainty = (friction_uncertainty(data, fit, a_rb, y, linear.row_weights, linear.parameters,
+                                        stribeck_range_rad_s=options.stribeck_search_range_rad_s,
+                                        presliding_range_rad=options.presliding_search_range_rad)
+                   if fit is not None else {})
     model = prior.with_standard_parameters(
         standard,
         rotor_inertia_kgm2=rotor,
@@ -435,7 +442,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             "condition_number": cond,
             "physically_consistent_links": consistent_links.tolist(),
             "fit_percent": metrics["fit_percent"],
-            "friction_model": _friction_report(fit, options),
+            "friction_model": {**_friction_report(fit, options), "std_with_shape_constants": uncertainty},
             "training_moving_rms_nm": moving_rms,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         },
@@ -446,7 +453,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         base_parameters_consistent=base_consistent[:n_p2], full_parameters=full[: combination.shape[1] - n_extra],
         consistent=consistent, physically_consistent_links=consistent_links, data=data,
         predicted_torque_nm=predicted, measured_torque_nm=data.torque, metrics=metrics, condition_number=cond,
-        stribeck_velocity_rad_s=x_s, timings_s=timings, friction_fit=fit, friction_extra=friction_extra)
+        stribeck_velocity_rad_s=x_s, timings_s=timings, friction_fit=fit, friction_extra=friction_extra,
+        friction_uncertainty=uncertainty)
 
 
 def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) -> list[float]:

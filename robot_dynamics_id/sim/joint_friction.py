@@ -40,7 +40,6 @@ class JointFriction:
         self.v_k = np.asarray(friction.coulomb_velocity_rad_s, float)
         self.mu = np.asarray(friction.load_coefficient, float)
         self.k_2 = np.asarray(friction.viscous_quadratic_nm_s2_per_rad2, float)
-        self.k_3 = np.asarray(friction.viscous_cubic_nm_s3_per_rad3, float)
         self.delta = np.asarray(friction.presliding_distance_rad, float)
         self.presliding = self.delta > 0
         self.p2_only = friction.is_p2
@@ -85,7 +84,7 @@ class JointFriction:
         d_coulomb_sign = np.where(self.presliding, 0.0, (1.0 - tk * tk) / self.v_k)
         aq = np.abs(qd)
         torque = (self.f_s * static_sign / denom + (self.f_k + load) * coulomb_sign + self.k_v * qd
-                  + self.k_2 * qd * aq + self.k_3 * qd**3 + self.offset)
+                  + self.k_2 * qd * aq + self.offset)
         slope = (self.f_s * (d_static_sign / denom - static_sign * 2.0 * r / self.x_s / (denom * denom))
-                 + (self.f_k + load) * d_coulomb_sign + self.k_v + 2.0 * self.k_2 * aq + 3.0 * self.k_3 * qd * qd)
+                 + (self.f_k + load) * d_coulomb_sign + self.k_v + 2.0 * self.k_2 * aq)
         return torque, slope
