@@ -132,8 +132,8 @@ def relative_std(result, name: str) -> float:
     return float(u["std"][k] / max(abs(u["values"][k]), 1e-12))
 
 
-def friction_table(result, truth, max_speed: np.ndarray) -> tuple[list[str], list[tuple[bool, bool]]]:
-    """Lines comparing identified and true friction per joint; (excited, within 10 %) per linear parameter."""
+def friction_table(result, truth, max_speed: np.ndarray) -> tuple[list[str], list[tuple[bool, bool, str]]]:
+    """Lines comparing identified and true friction per joint; (excited, within 10 %, label) per parameter."""
     fr, tr = result.model.friction, truth.friction
     lines, checks = [], []
     for j in range(fr.n_joints):
@@ -141,8 +141,10 @@ def friction_table(result, truth, max_speed: np.ndarray) -> tuple[list[str], lis
         for name in FRICTION_PARAMETERS:
             est, true = float(getattr(fr, name)[j]), float(getattr(tr, name)[j])
             err = abs(est - true) / max(abs(true), 1e-12)
-            excited = relative_std(result, f"joint{j + 1}.{name}") < EXCITED_REL_STD
-            checks.append((excited, err <= PARAMETER_BAR))
+            rel_std = relative_std(result, f"joint{j + 1}.{name}")
+            excited = rel_std < EXCITED_REL_STD
+            checks.append((excited, err <= PARAMETER_BAR, f"j{j} {name}: {100 * err:.1f} % off, rel. std "
+                                                           f"{100 * rel_std:.1f} %"))
             mark = "*" if excited else " "
             cells.append(f"{est:8.4g}/{true:<8.4g}{mark}({100 * err:5.1f}%)")
         speeds = np.linspace(MOVING_RAD_S, max(max_speed[j], 2 * MOVING_RAD_S), 50)
@@ -213,7 +215,7 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
         print("   friction identified/truth (* excited: rel. std < 3.3 %), per joint: "
               + ", ".join(FRICTION_PARAMETERS))
         print("\n".join(lines))
-        out[(rate, "friction")] = checks
+        out[(rate, "friction")] = [(ex, ok, f"seed {seed} {label}") for ex, ok, label in checks]
     return out
 
 
@@ -246,11 +248,14 @@ def main() -> int:
             print(f"             ours/OLS median {np.round(ratio, 2).tolist()}, worst seed {np.round(worst, 2).tolist()}"
                   f" (bar {RATIO_BAR}: {'PASS' if ok else 'FAIL'})")
         checks = [c for r in results for c in r[(rate, "friction")]]
-        excited = [within for ex, within in checks if ex]
+        excited = [within for ex, within, _ in checks if ex]
         ok = bool(excited) and all(excited)
         passed &= ok
         print(f"{rate:>4} Hz friction parameters within 10 % where excited: {sum(excited)} of {len(excited)} "
-              f"({'PASS' if ok else 'FAIL'}); not excited: {sum(1 for ex, _ in checks if not ex)}")
+              f"({'PASS' if ok else 'FAIL'}); not excited: {sum(1 for ex, _, _ in checks if not ex)}")
+        for ex, within, label in checks:
+            if ex and not within:
+                print(f"             outside: {label}")
     print(f"acceptance: {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1
 

@@ -194,6 +194,7 @@ def physically_consistent_least_squares(
     mass_bounds_kg: tuple[np.ndarray, np.ndarray] | None = None,
     regularisation: float = 1e-6,
     initial_full: np.ndarray | None = None,
+    initial_base: np.ndarray | None = None,
     max_evaluations: int = 200,
 ) -> ConsistentEstimate:
     """Weighted least squares over the full parameters, each link physically consistent.
@@ -203,7 +204,8 @@ def physically_consistent_least_squares(
     matrix, x the full parameter vector (standard 10n, then the "extra" parameters e: rotor
     inertia, friction, ...), eta the links' log-Cholesky parameters (Rucker & Wensing 2022) and
     D a per-parameter scale. The small regulariser only chooses, among the parameter sets
-    that fit the data equally (the non-base directions), the one nearest the prior.
+    that fit the data equally (the non-base directions), the one nearest the prior; parameters
+    that are base parameters on their own (friction) are not regularised.
 
     Bounds: CoM within ``com_half_width_m`` of the prior CoM (box, per axis), mass in
     ``mass_bounds_kg`` (default 1 % .. 10x of the prior); ``extra_bounds`` (lower, upper) on e
@@ -243,15 +245,26 @@ def physically_consistent_least_squares(
         elif extra_bounds is None:
             extra_scale = np.ones(n_extra)
     d_scale = np.concatenate([link_scale.ravel(), np.asarray(extra_scale, float)])
-    # Regulariser weight relative to the data's own curvature along each (scaled) parameter.
+    # Regulariser weight relative to the data's own curvature along each (scaled) parameter. A parameter
+    # that is a base parameter on its own (its column of K a unit vector alone in its row: friction) has
+    # no non-base direction to choose, so it is not pulled towards the prior at all.
     col_energy = np.sum((m_matrix * d_scale) ** 2, axis=0)
     reg_rows = np.sqrt(regularisation * max(float(np.mean(col_energy)), 1e-12)) / d_scale
+    k_nonzero = combination_matrix != 0
+    alone = (k_nonzero.sum(axis=0) == 1) & (k_nonzero[np.argmax(k_nonzero, axis=0), :].sum(axis=1) == 1)
+    reg_rows[alone] = 0.0
     # Penalty weight of the inequalities: 1e3 x the data's stiffness along the extra parameters they involve.
     extra_energy = np.sum(m_matrix[:, 10 * n:] ** 2, axis=0)
     involved = np.abs(g_matrix).sum(axis=0) > 0
     penalty = 1e3 * np.sqrt(float(np.max(extra_energy[involved]))) if involved.any() else 0.0
 
     start = prior_full if initial_full is None else np.asarray(initial_full, float)
+    if initial_base is not None:
+        # the full vector nearest the prior in the scaled norm ||D^-1 (x - prior)|| with these base
+        # parameters (e.g. the weighted estimate's): a start whose links need the least repair
+        kd = combination_matrix * d_scale
+        start = prior_full + d_scale * np.linalg.lstsq(kd, np.asarray(initial_base, float) -
+                                                       combination_matrix @ prior_full, rcond=None)[0]
     eta0 = log_cholesky_from_standard(start[: 10 * n].reshape(n, 10))
     extra0 = start[10 * n:].copy()
     prior_com = prior_links[:, 1:4] / prior_links[:, :1]

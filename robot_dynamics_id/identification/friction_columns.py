@@ -147,7 +147,8 @@ class ColumnCache:
             rows = [np.flatnonzero(data.segment_id == s) for s in range(len(data.full_rate_qd_rad_s))]
             period = 1.0 / (data.sample_rate_hz * data.decimation)
             self.qd = list(data.full_rate_qd_rad_s)
-            # travel between samples by the trapezoidal rule (qd_k dt alone would lag half a sample)
+            # travel between samples by the trapezoidal rule (qd_k dt alone would lag half a sample). The
+            # small motions of a joint settling at a stop count too: they move the presliding state.
             self.dq = [0.5 * period * (qd + np.concatenate([qd[:1], qd[:-1]])) for qd in self.qd]
         self.rows = rows
         self._dahl: dict[tuple[int, float], list[np.ndarray]] = {}

@@ -171,27 +171,44 @@ def _shape_columns(design: FrictionDesign, j: int, *, delta: bool) -> list[int]:
     return [k for k, p in enumerate(params) if p in ("static_nm", "coulomb_nm", "load_coefficient")]
 
 
-def _search_shapes(proj: _Projection, cache: ColumnCache, load: np.ndarray | None, *, stribeck: bool,
-                   stribeck_range: tuple[float, float], presliding_range: tuple[float, float] | None
-                   ) -> FrictionDesign:
-    """Per joint (one sweep): presliding distance, then Stribeck velocity, by variable projection."""
-    for j in range(proj.design.n_joints):
-        if presliding_range is not None and proj.design.presliding[j]:
-            local = _shape_columns(proj.design, j, delta=True)
-            params = [proj.design.joint_parameters(j)[k] for k in local]
+def _local_search(f: Callable[[float], float], value: float, lo: float, hi: float) -> float:
+    """argmin of f within a factor 2 of ``value`` (clipped to [lo, hi]), bounded, in log."""
+    a, b = np.log(max(value / 2, lo)), np.log(min(value * 2, hi))
+    current = f(value)
+    res = scipy.optimize.minimize_scalar(lambda v: f(float(np.exp(v))), bounds=(a, b), method="bounded",
+                                         options={"xatol": 1e-2, "maxiter": 12})
+    return float(np.exp(res.x)) if res.fun < current else value
 
-            def columns_delta(value: float, j: int = j, params=params) -> np.ndarray:
-                return cache.design_joint(proj.design.with_shape(j, presliding_distance_rad=value), j, load, params)
-            best = _search(lambda v: proj.rss(j, local, columns_delta(v)), *presliding_range)
-            proj.commit(j, local, columns_delta(best))
-            proj.design = proj.design.with_shape(j, presliding_distance_rad=best)
-        if stribeck:
-            def columns_xs(value: float, j: int = j) -> np.ndarray:
-                return cache.design_joint(proj.design.with_shape(j, stribeck_velocity_rad_s=value), j, load,
-                                          ["static_nm"])
-            best = _search(lambda v: proj.rss(j, [0], columns_xs(v)), *stribeck_range)
-            proj.commit(j, [0], columns_xs(best))
-            proj.design = proj.design.with_shape(j, stribeck_velocity_rad_s=best)
+
+def _search_shapes(proj: _Projection, cache: ColumnCache, load: np.ndarray | None, *, stribeck: bool,
+                   stribeck_range: tuple[float, float], presliding_range: tuple[float, float] | None,
+                   sweeps: int = 4) -> FrictionDesign:
+    """Per joint, Stribeck velocity and presliding distance by variable projection, coordinate-wise:
+    a global grid search of each in the first sweep, then local refinements until no constant moves by
+    more than 2 % (the two trade with each other at reversals, so one pass does not settle them)."""
+    for sweep in range(sweeps):
+        moved = 0.0
+        for j in range(proj.design.n_joints):
+            searches = []
+            if stribeck:
+                searches.append(("stribeck_velocity_rad_s", stribeck_range, [0], ["static_nm"]))
+            if presliding_range is not None and proj.design.presliding[j]:
+                local = _shape_columns(proj.design, j, delta=True)
+                searches.append(("presliding_distance_rad", presliding_range, local,
+                                 [proj.design.joint_parameters(j)[k] for k in local]))
+            for name, bounds, local, params in searches:
+                def columns(value: float, j: int = j, name: str = name, params=params) -> np.ndarray:
+                    return cache.design_joint(proj.design.with_shape(j, **{name: value}), j, load, params)
+
+                def rss(value: float, j: int = j, local=local, columns=columns) -> float:
+                    return proj.rss(j, local, columns(value))
+                value = float(getattr(proj.design, name)[j])
+                best = _search(rss, *bounds) if sweep == 0 else _local_search(rss, value, *bounds)
+                moved = max(moved, abs(np.log(best / value)))
+                proj.commit(j, local, columns(best))
+                proj.design = proj.design.with_shape(j, **{name: best})
+        if sweep > 0 and moved < 0.02:
+            break
     return proj.design
 
 
@@ -324,7 +341,7 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
     Automatic choice: the load torque from :data:`LOAD_PASSES` passes of the richest model; every family's
     Stribeck velocities on a ``stribeck_grid``-point log grid then refined (each family its own), the presliding
     distances once on the richest presliding model; blocked cross-validation (:func:`select_terms`); then
-    the chosen design's Stribeck velocities refined and the load passes repeated on it.
+    the chosen design's shape constants searched again (converged) and the load passes repeated on it.
     """
     n = n_joints
     cache = ColumnCache(data)
@@ -353,7 +370,7 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
         fr = design_columns(cache, design, load)
         proj = _Projection(a_rb, fr, y, weights, n, design)
         design = _search_shapes(proj, cache, load, stribeck=fit_stribeck, stribeck_range=stribeck_range_rad_s,
-                                presliding_range=search_delta if selection is None else None)
+                                presliding_range=search_delta)
         fr, load = load_passes(design, load)
         return FrictionFit(design, fr, load if _has_load(design) else None, mask, selection, alternatives)
 
@@ -365,17 +382,12 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
     rich_tanh = base.with_terms([tuple(t for t in FRICTION_TERMS if t != "presliding")] * n)
     fr_tanh, load = load_passes(rich_tanh, initial_load_torque_nm)
     grid = np.geomspace(*stribeck_range_rad_s, stribeck_grid) if fit_stribeck else None
-    # Presliding distances: on the richest presliding model (Stribeck velocities from the richest other one).
+    # Presliding distances: on the richest presliding model, searched together with its Stribeck velocities.
     rich_dahl = base.with_terms([tuple(FRICTION_TERMS)] * n)
-    if fit_stribeck:
-        proj = _Projection(a_rb, fr_tanh, y, weights, n, rich_tanh)
-        rich_dahl = replace(rich_dahl, stribeck_velocity_rad_s=_search_shapes(
-            proj, cache, load, stribeck=True, stribeck_range=stribeck_range_rad_s,
-            presliding_range=None).stribeck_velocity_rad_s)
     fr_dahl = design_columns(cache, rich_dahl, load)
-    if search_delta is not None:
+    if fit_stribeck or search_delta is not None:
         proj = _Projection(a_rb, fr_dahl, y, weights, n, rich_dahl)
-        rich_dahl = _search_shapes(proj, cache, load, stribeck=False, stribeck_range=stribeck_range_rad_s,
+        rich_dahl = _search_shapes(proj, cache, load, stribeck=fit_stribeck, stribeck_range=stribeck_range_rad_s,
                                    presliding_range=search_delta)
         fr_dahl = design_columns(cache, rich_dahl, load)
 
@@ -460,6 +472,48 @@ def _profile_spread(proj: _Projection, cache: ColumnCache, fit: FrictionFit, j: 
     return spread
 
 
+def _correlation_inflation(residual: np.ndarray, row_weights: np.ndarray, segment_id: np.ndarray,
+                           n: int) -> np.ndarray:
+    """Per joint (1 + rho) / (1 - rho), rho = lag-1 autocorrelation of the residual over consecutive kept rows."""
+    r = residual.reshape(-1, n)
+    kept = row_weights.reshape(-1, n) > 0
+    same = np.concatenate([[False], segment_id[1:] == segment_id[:-1]])
+    out = np.ones(n)
+    for j in range(n):
+        pair = kept[1:, j] & kept[:-1, j] & same[1:]
+        if pair.sum() < 3:
+            continue
+        a, b = r[1:, j][pair], r[:-1, j][pair]
+        rho = float(np.clip(a @ b / max(np.sqrt((a @ a) * (b @ b)), 1e-300), 0.0, 0.95))
+        out[j] = (1.0 + rho) / (1.0 - rho)
+    return out
+
+
+def _on_search_boundary(design: FrictionDesign, stribeck_range: tuple[float, float],
+                        presliding_range: tuple[float, float]) -> list[str]:
+    """Parameters the data do not determine because a shape constant ended on its search range's edge.
+
+    A Stribeck velocity at the top of the range makes the Stribeck term a smooth curve shaper,
+    interchangeable with the Coulomb, viscous and quadratic terms over the speeds seen; at the bottom
+    it is a spike at reversals, interchangeable with the Coulomb step. A presliding distance on an
+    edge is itself undetermined.
+    """
+    out = []
+    for j in range(design.n_joints):
+        params = design.joint_parameters(j)
+        x_s = np.log(design.stribeck_velocity_rad_s[j])
+        if abs(x_s - np.log(stribeck_range[1])) < 0.03:
+            out += [f"joint{j + 1}.{p}" for p in params if p not in ("offset_nm", "load_coefficient")]
+            out.append(f"joint{j + 1}.stribeck_velocity_rad_s")
+        elif abs(x_s - np.log(stribeck_range[0])) < 0.03:
+            out += [f"joint{j + 1}.static_nm", f"joint{j + 1}.stribeck_velocity_rad_s"]
+        if design.presliding[j]:
+            delta = np.log(design.presliding_distance_rad[j])
+            if min(abs(delta - np.log(presliding_range[0])), abs(delta - np.log(presliding_range[1]))) < 0.03:
+                out.append(f"joint{j + 1}.presliding_distance_rad")
+    return out
+
+
 def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndarray, y: np.ndarray,
                          row_weights: np.ndarray, theta: np.ndarray, *,
                          stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
@@ -471,12 +525,15 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
 
     * local: the model linearised in all parameters, J = [W, d(W theta)/d log x_s_j, d(W theta)/d log
       delta_j] (weighted rows, central differences of the columns), cov = s^2 (J^T J)^-1, s^2 the
-      weighted residual variance;
+      weighted residual variance, each joint's variances inflated by (1 + rho) / (1 - rho) for the
+      lag-1 autocorrelation rho of its (low-passed) residual;
     * profile: other local minima of the residual over x_s (and delta) that fit within chi^2_1(95 %) =
       3.84 s^2 of the best — e.g. a large x_s whose Stribeck curve is a parabola over the speeds seen,
       against a small x_s plus viscous and quadratic terms: the parameters' change between them;
     * family: the families the cross-validation could not tell from the chosen one (absent terms
-      count as zero): the parameters' change between them.
+      count as zero): the parameters' change between them;
+    * a shape constant that ended on the edge of its search range leaves the parameters it trades
+      with undetermined (std inf; :func:`_on_search_boundary`).
 
     Returns ``{"names", "values", "std", "std_local"}``; for ``stribeck_velocity_rad_s`` and
     ``presliding_distance_rad`` the std is relative (of the logarithm).
@@ -530,7 +587,14 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
     gram_inv = np.linalg.pinv((jw / scale).T @ (jw / scale), rcond=1e-12, hermitian=True)
     local_std = (np.sqrt(np.maximum(np.diag(gram_inv), 0.0) * s2) / scale)[offset:]
     names = design.names() + extra_names
+    # Low-passed residuals are correlated from one sample to the next: a joint's own parameters get the
+    # AR(1) variance inflation (1 + rho) / (1 - rho) of its residual's lag-1 autocorrelation rho.
+    inflation = _correlation_inflation(residual, row_weights, data.segment_id, n)
+    joint_of = [int(nm[5:nm.index(".")]) - 1 for nm in names]
+    local_std = local_std * np.sqrt(inflation[joint_of])
     total = [float(np.hypot(sd, spreads.get(nm, 0.0) / 1.96)) for nm, sd in zip(names, local_std)]
+    for nm in _on_search_boundary(design, stribeck_range_rad_s, presliding_range_rad):
+        total[names.index(nm)] = float("inf")
     values = list(theta[offset:]) + extra_values
     return {"names": names, "values": [float(v) for v in values], "std": total,
             "std_local": [float(v) for v in local_std]}

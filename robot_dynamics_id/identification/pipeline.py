@@ -400,7 +400,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         consistent = physically_consistent_least_squares(
             r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
             inequality=rows if rows.shape[0] else None, com_half_width_m=half,
-            regularisation=options.regularisation, initial_full=start_full)
+            regularisation=options.regularisation, initial_base=linear.parameters)
         full = consistent.full_parameters
     else:
         full = start_full
@@ -482,7 +482,8 @@ def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: R
     """Joint torques (N, n) the model predicts: rigid body + rotor + friction (regressor form, fast).
 
     Rows are consecutive samples of one motion: a presliding friction state integrates along
-    them (from rest at the first row), and load-dependent friction sees the rigid-body torque.
+    them (from rest at the first row; give low-passed positions: their increments are the travel),
+    and load-dependent friction sees the rigid-body torque.
     """
     rm = robot or load_robot(model.robot)
     n = rm.n_joints
@@ -491,13 +492,14 @@ def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: R
     tau_links = (w @ model.standard_parameters()).reshape(-1, n)
     tau = tau_links + (rotor_regressor(qdd_rad_s2) @ model.rotor_inertia_kgm2).reshape(-1, n)
     fr = model.friction
+    qd = np.atleast_2d(np.asarray(qd_rad_s, float))
     state = None
     if fr.presliding.any():
         state = np.zeros_like(q)
         mask = fr.presliding
-        state[:, mask] = dahl_state(np.diff(q[:, mask], axis=0, prepend=q[:1, mask]),
-                                    fr.presliding_distance_rad[mask])
-    return tau + friction_torque(fr, np.atleast_2d(qd_rad_s), load_torque_nm=tau_links, presliding_state=state)
+        dq = np.diff(q, axis=0, prepend=q[:1])
+        state[:, mask] = dahl_state(dq[:, mask], fr.presliding_distance_rad[mask])
+    return tau + friction_torque(fr, qd, load_torque_nm=tau_links, presliding_state=state)
 
 
 def predict_preprocessed(model: DynamicModel, data: PreprocessedData, *, robot: RobotModel | None = None
