@@ -34,8 +34,8 @@ z of ``dz/dq = (sgn(dq) - z) / delta``). What this module does with it:
   poly, presliding) is fitted with the linear (weighted) estimator on K-1 of K
   contiguous time blocks of the training data and scored on the block left out (blocked
   cross-validation, moving rows only). Per joint the *simplest* family whose held-out
-  mean squared error is within ``tolerance`` (1 %) of the joint's best is chosen: a term
-  stays only if it lowers the held-out error by more than that. Each family gets its own
+  RMS error is within ``tolerance`` (1 %) of the joint's best is chosen: a term stays only
+  if it lowers the held-out error by more than that. Each family gets its own
   Stribeck velocities; the presliding distances come from the richest presliding family
   and the load torque from the richest other one. These constants were found on all the
   training data, which the held-out blocks therefore saw: a second-order leak of one or
@@ -235,7 +235,7 @@ def _family_cost(terms: tuple[str, ...]) -> int:
 def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: int,
                  columns_by_family: dict[tuple[str, ...], np.ndarray], *, blocks: int = 5,
                  tolerance: float = 0.01) -> tuple[list[tuple[str, ...]], dict, dict]:
-    """Per joint, the simplest family whose blocked cross-validated MSE is within ``tolerance`` of the best.
+    """Per joint, the simplest family whose blocked cross-validated RMS error is within ``tolerance`` of the best.
 
     ``columns_by_family``: family (optional terms) -> its friction columns (N*n, k). Rows with weight 0
     are neither fitted nor scored. Returns the chosen family per joint, a JSON-ready report (held-out
@@ -283,12 +283,12 @@ def select_terms(a_rb: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n: in
     for j in range(n):
         best = min(mse[f][j] for f in order)
         floor = 1e-9 * y_power[j]
-        acceptable.append([f for f in order if mse[f][j] <= best * (1.0 + tolerance) + floor])
+        acceptable.append([f for f in order if mse[f][j] <= best * (1.0 + tolerance) ** 2 + floor])
         chosen.append(acceptable[-1][0])
     report = {
         "rule": (f"blocked cross-validation over {blocks} contiguous time blocks of the training data (moving "
                  f"samples); per joint the simplest family within {100 * tolerance:g} % of the lowest held-out "
-                 "mean squared error"),
+                 "RMS error"),
         "held_out_rms_nm": {terms_name(f): np.sqrt(mse[f]).tolist() for f in order},
         "chosen": [terms_name(f) for f in chosen],
         "indistinguishable": [[terms_name(f) for f in fams] for fams in acceptable],
