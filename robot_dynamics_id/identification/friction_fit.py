@@ -73,8 +73,8 @@ __all__ = [
     "dissipativity_rows",
     "fit_friction",
     "friction_torque_preprocessed",
-    "friction_uncertainty",
     "joint_columns",
+    "leading_part",
     "select_terms",
     "standstill_mask",
 ]
@@ -182,7 +182,7 @@ def _local_search(f: Callable[[float], float], value: float, lo: float, hi: floa
 
 def _search_shapes(proj: _Projection, cache: ColumnCache, load: np.ndarray | None, *, stribeck: bool,
                    stribeck_range: tuple[float, float], presliding_range: tuple[float, float] | None,
-                   sweeps: int = 4) -> FrictionDesign:
+                   sweeps: int = 4, global_first: bool = True) -> FrictionDesign:
     """Per joint, Stribeck velocity and presliding distance by variable projection, coordinate-wise:
     a global grid search of each in the first sweep, then local refinements until no constant moves by
     more than 2 % (the two trade with each other at reversals, so one pass does not settle them)."""
@@ -203,11 +203,11 @@ def _search_shapes(proj: _Projection, cache: ColumnCache, load: np.ndarray | Non
                 def rss(value: float, j: int = j, local=local, columns=columns) -> float:
                     return proj.rss(j, local, columns(value))
                 value = float(getattr(proj.design, name)[j])
-                best = _search(rss, *bounds) if sweep == 0 else _local_search(rss, value, *bounds)
+                best = _search(rss, *bounds) if sweep == 0 and global_first else _local_search(rss, value, *bounds)
                 moved = max(moved, abs(np.log(best / value)))
                 proj.commit(j, local, columns(best))
                 proj.design = proj.design.with_shape(j, **{name: best})
-        if sweep > 0 and moved < 0.02:
+        if (sweep > 0 or not global_first) and moved < 0.02:
             break
     return proj.design
 
@@ -327,13 +327,32 @@ def _subset(columns: np.ndarray, rich: FrictionDesign, family: FrictionDesign) -
     return columns[:, order]
 
 
+def leading_part(data: PreprocessedData, n_rows: int) -> tuple[PreprocessedData, np.ndarray]:
+    """The first ``n_rows`` preprocessed samples as preprocessed data of their own (segments in order, the
+    last one cut with its filter margin), and their row indices."""
+    if n_rows >= data.n_samples:
+        return data, np.arange(data.n_samples)
+    rows = np.arange(n_rows)
+    last = int(data.segment_id[n_rows - 1])
+    changes = {name: getattr(data, name)[:n_rows] for name in
+               ("time_s", "q_rad", "qd_rad_s", "qdd_rad_s2", "torque", "segment_id")}
+    changes["extra"] = {k: v[:n_rows] for k, v in data.extra.items()}
+    if data.filter_sos is not None:
+        kept_in_last = int(np.count_nonzero(data.segment_id[:n_rows] == last))
+        length = 2 * data.trim_samples + (kept_in_last - 1) * data.decimation + 1
+        full = list(data.full_rate_qd_rad_s[:last]) + [data.full_rate_qd_rad_s[last][:length]]
+        changes["full_rate_qd_rad_s"] = tuple(full)
+    return replace(data, n_segments=last + 1, **changes), rows
+
+
 def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_joints: int,
                  terms: str | tuple[tuple[str, ...], ...], load_torque_of: Callable[[np.ndarray], np.ndarray],
                  initial_load_torque_nm: np.ndarray, stribeck_velocity_rad_s: np.ndarray,
                  coulomb_velocity_rad_s: np.ndarray, presliding_distance_rad: float | None = None,
                  fit_stribeck: bool = True, stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
                  presliding_range_rad: tuple[float, float] = (2e-4, 1e-2), standstill_velocity_rad_s: float = 0.02,
-                 blocks: int = 5, tolerance: float = 0.01, stribeck_grid: int = SHAPE_GRID) -> FrictionFit:
+                 blocks: int = 5, tolerance: float = 0.01, stribeck_grid: int = SHAPE_GRID,
+                 search_seconds: float = 60.0) -> FrictionFit:
     """Choose (``terms="auto"``) or take the friction terms per joint, find their shape constants and the load
     torque, and return the design with its columns (module doc). ``load_torque_of(theta)`` maps a linear
     solution over [a_rb, friction columns] to the links' rigid-body torque (N, n).
@@ -342,9 +361,43 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
     Stribeck velocities on a ``stribeck_grid``-point log grid then refined (each family its own), the presliding
     distances once on the richest presliding model; blocked cross-validation (:func:`select_terms`); then
     the chosen design's shape constants searched again (converged) and the load passes repeated on it.
+
+    A recording longer than ``search_seconds`` (after preprocessing) is searched and chosen on its first
+    ``search_seconds``; the chosen design's columns and load passes then use all of it.
     """
+    n_keep = int(np.ceil(search_seconds * data.sample_rate_hz))
+    if n_keep >= data.n_samples:
+        return _fit_friction(data, a_rb, y, n_joints, terms, load_torque_of, initial_load_torque_nm,
+                             stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad, fit_stribeck,
+                             stribeck_range_rad_s, presliding_range_rad, standstill_velocity_rad_s, blocks, tolerance,
+                             stribeck_grid)
+    part, rows = leading_part(data, n_keep)
+    stacked = (rows[:, None] * n_joints + np.arange(n_joints)).ravel()
+    chosen = _fit_friction(part, a_rb[stacked], y[stacked], n_joints, terms,
+                           lambda theta: load_torque_of(theta)[rows], initial_load_torque_nm[rows],
+                           stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad, fit_stribeck,
+                           stribeck_range_rad_s, presliding_range_rad, standstill_velocity_rad_s, blocks, tolerance,
+                           stribeck_grid)
+    design, exact = chosen.design, ColumnCache(data)
+    mask = standstill_mask(data, standstill_velocity_rad_s)
+    load = initial_load_torque_nm
+    fr = design_columns(exact, design, load)
+    a = np.hstack([a_rb, fr])
+    sigma = _joint_rms(y - a @ _solve(a, y, mask), mask, n_joints)
+    weights = mask * np.tile(1.0 / np.maximum(sigma, 1e-9) ** 2, data.n_samples)
+    for _ in range(LOAD_PASSES if _has_load(design) else 0):
+        load = load_torque_of(_solve(np.hstack([a_rb, fr]), y, weights))
+        fr = design_columns(exact, design, load)
+    selection = None if chosen.selection is None else {**chosen.selection, "search_seconds": float(search_seconds)}
+    return FrictionFit(design, fr, load if _has_load(design) else None, mask, selection, chosen.alternatives)
+
+
+def _fit_friction(data, a_rb, y, n_joints, terms, load_torque_of, initial_load_torque_nm, stribeck_velocity_rad_s,
+                  coulomb_velocity_rad_s, presliding_distance_rad, fit_stribeck, stribeck_range_rad_s,
+                  presliding_range_rad, standstill_velocity_rad_s, blocks, tolerance, stribeck_grid) -> FrictionFit:
     n = n_joints
-    cache = ColumnCache(data)
+    cache = ColumnCache(data, fast=True)  # searches and selection: where the minimum is
+    exact = ColumnCache(data)  # the columns the parameters are fitted with
     mask = standstill_mask(data, standstill_velocity_rad_s)
     if mask.reshape(-1, n).sum(axis=0).min() < 1:
         raise ValueError("a joint never moves faster than the standstill velocity "
@@ -359,19 +412,21 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
     sigma = _joint_rms(y - p2_columns @ _solve(p2_columns, y, mask), mask, n)
     weights = mask * np.tile(1.0 / np.maximum(sigma, 1e-9) ** 2, data.n_samples)
 
-    def load_passes(design: FrictionDesign, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        fr = design_columns(cache, design, load)
+    def load_passes(design: FrictionDesign, load: np.ndarray, columns: ColumnCache = cache
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        fr = design_columns(columns, design, load)
         for _ in range(LOAD_PASSES if _has_load(design) else 0):
             load = load_torque_of(_solve(np.hstack([a_rb, fr]), y, weights))
-            fr = design_columns(cache, design, load)
+            fr = design_columns(columns, design, load)
         return fr, load
 
     def finish(design: FrictionDesign, load: np.ndarray, selection: dict | None, alternatives=()) -> FrictionFit:
         fr = design_columns(cache, design, load)
         proj = _Projection(a_rb, fr, y, weights, n, design)
+        # after a selection the shape constants are close already: local refinement only
         design = _search_shapes(proj, cache, load, stribeck=fit_stribeck, stribeck_range=stribeck_range_rad_s,
-                                presliding_range=search_delta)
-        fr, load = load_passes(design, load)
+                                presliding_range=search_delta, global_first=selection is None)
+        fr, load = load_passes(design, load, exact)
         return FrictionFit(design, fr, load if _has_load(design) else None, mask, selection, alternatives)
 
     if terms != "auto":
@@ -430,171 +485,3 @@ def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_j
                 per_joint.append(values)
         alternatives.append(tuple(per_joint))
     return finish(design, load, report, tuple(alternatives))
-
-
-def _local_minima(values: np.ndarray) -> list[int]:
-    v = np.asarray(values)
-    return [k for k in range(v.size) if (k == 0 or v[k] <= v[k - 1]) and (k == v.size - 1 or v[k] <= v[k + 1])]
-
-
-def _profile_spread(proj: _Projection, cache: ColumnCache, fit: FrictionFit, j: int, name: str,
-                    search_range: tuple[float, float], threshold: float) -> np.ndarray:
-    """Largest change of joint j's parameters (and of the log shape constant, last) over the other local
-    minima of the residual profile in the shape constant ``name`` that fit within ``threshold`` of the best."""
-    design, load = fit.design, fit.load_torque_nm
-    params = design.joint_parameters(j)
-    changing = ["static_nm"] if name == "stribeck_velocity_rad_s" else \
-        [p for p in params if p in ("static_nm", "coulomb_nm", "load_coefficient")]
-    local = [params.index(p) for p in changing]
-    idx = proj.offset + design.column_indices(j)
-    value = float(getattr(design, name)[j])
-
-    def at(v: float) -> tuple[float, np.ndarray]:
-        moved = (design.with_shape(j, stribeck_velocity_rad_s=v) if name == "stribeck_velocity_rad_s"
-                 else design.with_shape(j, presliding_distance_rad=v))
-        return proj.solve(j, local, cache.design_joint(moved, j, load, changing))
-
-    rss_hat, theta_hat = at(value)
-    logs = np.linspace(np.log(search_range[0]), np.log(search_range[1]), SHAPE_GRID)
-    profile = [at(float(np.exp(v)))[0] for v in logs]
-    spread = np.zeros(len(params) + 1)
-    for k in _local_minima(profile):
-        lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, logs.size - 1)]
-        res = scipy.optimize.minimize_scalar(lambda v: at(float(np.exp(v)))[0], bounds=(lo, hi), method="bounded",
-                                             options={"xatol": 2e-2, "maxiter": 8})
-        best = float(res.x) if res.fun <= profile[k] else float(logs[k])
-        if abs(best - np.log(value)) < 0.05:
-            continue
-        rss, theta = at(float(np.exp(best)))
-        if rss - rss_hat <= threshold:
-            spread[:-1] = np.maximum(spread[:-1], np.abs(theta[idx] - theta_hat[idx]))
-            spread[-1] = max(spread[-1], abs(best - np.log(value)))
-    return spread
-
-
-def _correlation_inflation(residual: np.ndarray, row_weights: np.ndarray, segment_id: np.ndarray,
-                           n: int) -> np.ndarray:
-    """Per joint (1 + rho) / (1 - rho), rho = lag-1 autocorrelation of the residual over consecutive kept rows."""
-    r = residual.reshape(-1, n)
-    kept = row_weights.reshape(-1, n) > 0
-    same = np.concatenate([[False], segment_id[1:] == segment_id[:-1]])
-    out = np.ones(n)
-    for j in range(n):
-        pair = kept[1:, j] & kept[:-1, j] & same[1:]
-        if pair.sum() < 3:
-            continue
-        a, b = r[1:, j][pair], r[:-1, j][pair]
-        rho = float(np.clip(a @ b / max(np.sqrt((a @ a) * (b @ b)), 1e-300), 0.0, 0.95))
-        out[j] = (1.0 + rho) / (1.0 - rho)
-    return out
-
-
-def _on_search_boundary(design: FrictionDesign, stribeck_range: tuple[float, float],
-                        presliding_range: tuple[float, float]) -> list[str]:
-    """Parameters the data do not determine because a shape constant ended on its search range's edge.
-
-    A Stribeck velocity at the top of the range makes the Stribeck term a smooth curve shaper,
-    interchangeable with the Coulomb, viscous and quadratic terms over the speeds seen; at the bottom
-    it is a spike at reversals, interchangeable with the Coulomb step. A presliding distance on an
-    edge is itself undetermined.
-    """
-    out = []
-    for j in range(design.n_joints):
-        params = design.joint_parameters(j)
-        x_s = np.log(design.stribeck_velocity_rad_s[j])
-        if abs(x_s - np.log(stribeck_range[1])) < 0.03:
-            out += [f"joint{j + 1}.{p}" for p in params if p not in ("offset_nm", "load_coefficient")]
-            out.append(f"joint{j + 1}.stribeck_velocity_rad_s")
-        elif abs(x_s - np.log(stribeck_range[0])) < 0.03:
-            out += [f"joint{j + 1}.static_nm", f"joint{j + 1}.stribeck_velocity_rad_s"]
-        if design.presliding[j]:
-            delta = np.log(design.presliding_distance_rad[j])
-            if min(abs(delta - np.log(presliding_range[0])), abs(delta - np.log(presliding_range[1]))) < 0.03:
-                out.append(f"joint{j + 1}.presliding_distance_rad")
-    return out
-
-
-def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndarray, y: np.ndarray,
-                         row_weights: np.ndarray, theta: np.ndarray, *,
-                         stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
-                         presliding_range_rad: tuple[float, float] = (2e-4, 1e-2), step: float = 1e-3) -> dict:
-    """Standard deviations of every friction parameter with the shape constants and the family free.
-
-    The linear estimate's covariance holds x_s, delta and the family fixed; the data may not. Three
-    parts, combined in quadrature (a spread counts as the half-width of a 95 % interval, /1.96):
-
-    * local: the model linearised in all parameters, J = [W, d(W theta)/d log x_s_j, d(W theta)/d log
-      delta_j] (weighted rows, central differences of the columns), cov = s^2 (J^T J)^-1, s^2 the
-      weighted residual variance, each joint's variances inflated by (1 + rho) / (1 - rho) for the
-      lag-1 autocorrelation rho of its (low-passed) residual;
-    * profile: other local minima of the residual over x_s (and delta) that fit within chi^2_1(95 %) =
-      3.84 s^2 of the best — e.g. a large x_s whose Stribeck curve is a parabola over the speeds seen,
-      against a small x_s plus viscous and quadratic terms: the parameters' change between them;
-    * family: the families the cross-validation could not tell from the chosen one (absent terms
-      count as zero): the parameters' change between them;
-    * a shape constant that ended on the edge of its search range leaves the parameters it trades
-      with undetermined (std inf; :func:`_on_search_boundary`).
-
-    Returns ``{"names", "values", "std", "std_local"}``; for ``stribeck_velocity_rad_s`` and
-    ``presliding_distance_rad`` the std is relative (of the logarithm).
-    """
-    cache = ColumnCache(data)
-    design, load, n = fit.design, fit.load_torque_nm, fit.design.n_joints
-    offset = a_rb.shape[1]
-    base = np.hstack([a_rb, fit.columns])
-    sw = np.sqrt(row_weights)
-    residual = (y - base @ theta) * sw
-    s2 = float(residual @ residual) / max(int(np.count_nonzero(row_weights)) - base.shape[1], 1)
-    proj = _Projection(a_rb, fit.columns, y, row_weights, n, design)
-    extra_cols, extra_names, extra_values, spreads = [], [], [], {}
-    for j in range(n):
-        idx = offset + design.column_indices(j)
-        params = design.joint_parameters(j)
-        shapes = [("stribeck_velocity_rad_s", stribeck_range_rad_s, ["static_nm"])]
-        if design.presliding[j]:
-            shapes.append(("presliding_distance_rad", presliding_range_rad,
-                           [p for p in params if p in ("static_nm", "coulomb_nm", "load_coefficient")]))
-        for name, search_range, changing in shapes:
-            value = float(getattr(design, name)[j])
-            local = [params.index(p) for p in changing]
-            cols = []
-            for sign in (1.0, -1.0):
-                trial = value * np.exp(sign * step)
-                moved = (design.with_shape(j, stribeck_velocity_rad_s=trial) if name.startswith("stribeck")
-                         else design.with_shape(j, presliding_distance_rad=trial))
-                cols.append(cache.design_joint(moved, j, load, changing))
-            column = np.zeros(y.shape[0])
-            column[j::n] = (cols[0] - cols[1]) @ theta[idx[local]] / (2.0 * step)
-            extra_cols.append(column)
-            extra_names.append(f"joint{j + 1}.{name}")
-            extra_values.append(value)
-            spread = _profile_spread(proj, cache, fit, j, name, search_range, 3.84 * s2)
-            for p, v in zip(params, spread[:-1]):
-                spreads[f"joint{j + 1}.{p}"] = max(spreads.get(f"joint{j + 1}.{p}", 0.0), float(v))
-            spreads[f"joint{j + 1}.{name}"] = max(spreads.get(f"joint{j + 1}.{name}", 0.0), float(spread[-1]))
-        for alternative in (fit.alternatives[j] if fit.alternatives else ()):
-            for k, p in enumerate(params + ["stribeck_velocity_rad_s"]):
-                key = f"joint{j + 1}.{p}"
-                if p == "stribeck_velocity_rad_s":
-                    change = abs(np.log(alternative[p] / design.stribeck_velocity_rad_s[j]))
-                else:
-                    change = abs(alternative.get(p, 0.0) - theta[idx[k]])
-                spreads[key] = max(spreads.get(key, 0.0), float(change))
-    jac = np.hstack([base, np.column_stack(extra_cols)])
-    jw = jac * sw[:, None]
-    scale = np.linalg.norm(jw, axis=0)
-    scale[scale == 0] = 1.0
-    gram_inv = np.linalg.pinv((jw / scale).T @ (jw / scale), rcond=1e-12, hermitian=True)
-    local_std = (np.sqrt(np.maximum(np.diag(gram_inv), 0.0) * s2) / scale)[offset:]
-    names = design.names() + extra_names
-    # Low-passed residuals are correlated from one sample to the next: a joint's own parameters get the
-    # AR(1) variance inflation (1 + rho) / (1 - rho) of its residual's lag-1 autocorrelation rho.
-    inflation = _correlation_inflation(residual, row_weights, data.segment_id, n)
-    joint_of = [int(nm[5:nm.index(".")]) - 1 for nm in names]
-    local_std = local_std * np.sqrt(inflation[joint_of])
-    total = [float(np.hypot(sd, spreads.get(nm, 0.0) / 1.96)) for nm, sd in zip(names, local_std)]
-    for nm in _on_search_boundary(design, stribeck_range_rad_s, presliding_range_rad):
-        total[names.index(nm)] = float("inf")
-    values = list(theta[offset:]) + extra_values
-    return {"names": names, "values": [float(v) for v in values], "std": total,
-            "std_local": [float(v) for v in local_std]}

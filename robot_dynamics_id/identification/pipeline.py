@@ -64,9 +64,9 @@ from .friction_fit import (
     dissipativity_rows,
     fit_friction,
     friction_torque_preprocessed,
-    friction_uncertainty,
     standstill_mask,
 )
+from .friction_uncertainty import friction_uncertainty
 from .metrics import torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 

@@ -7,7 +7,7 @@ import pytest
 
 from robot_dynamics_id.dynamics.friction import FrictionParameters, steady_friction_curve
 from robot_dynamics_id.identification.friction_columns import FrictionDesign, dissipativity_rows, standstill_mask
-from robot_dynamics_id.identification.friction_fit import _on_search_boundary
+from robot_dynamics_id.identification.friction_uncertainty import _on_search_boundary
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_torque, validate
 from robot_dynamics_id.identification.synthetic import inverse_dynamics, perturbed_truth, synthetic_recording
 from robot_dynamics_id.sim.truth import nominal_friction
