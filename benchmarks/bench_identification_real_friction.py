@@ -26,7 +26,7 @@ never use. Per seed:
 
 4. the identified friction parameters against the truth, per joint; a parameter counts as
    excited when its relative standard deviation is below 3.3 % (a third of the 10 % bar; the
-   shape constants and the family free: identification/friction_fit.friction_uncertainty),
+   shape constants and the family free: identification/friction_uncertainty.py),
    and the steady friction curve's relative RMS error over the speeds of the training run.
 
 Medians over the seeds; the acceptance (issue 15): ours <= 0.7 x OLS on every joint of both

@@ -23,9 +23,13 @@ z of ``dz/dq = (sgn(dq) - z) / delta``). What this module does with it:
   ``tau_load`` is smooth (it is computed from low-passed kinematics) and is carried to
   the full rate by a cubic spline before multiplying the sign.
 * **Shape constants** by variable projection: per joint a 1-D search of log x_s (and
-  log delta for presliding joints) on a grid then a bounded refinement, every linear
+  log delta for presliding joints) on a fine grid then a bounded refinement, every linear
   parameter re-solved in closed form for each trial (the normal equations are updated
-  for the one joint's columns that change).
+  for the one joint's columns that change), coordinate-wise until no constant moves by
+  more than 2 % (x_s and delta trade at reversals). The searches filter the trial
+  columns at a reduced rate (friction_columns.ColumnCache ``fast``); the columns the
+  parameters are fitted with use the exact filter. A recording longer than 60 s is
+  searched on its first 60 s.
 * **Standstill rule**: a joint at rest (|qd| below ``standstill_velocity_rad_s`` after the
   low-pass) holds a *statically indeterminate* friction torque — anything up to the
   breakaway level, set by how the servo left it, not by the velocity — so its rows get

@@ -117,7 +117,8 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
       weighted residual variance, each joint's variances inflated by (1 + rho) / (1 - rho) for the
       lag-1 autocorrelation rho of its (low-passed) residual;
     * profile: other local minima of the residual over x_s (and delta) that fit within chi^2_1(95 %) =
-      3.84 s^2 of the best (over the first ``search_seconds`` of a long recording, like the search) — e.g. a large x_s whose Stribeck curve is a parabola over the speeds seen,
+      3.84 s^2 (inflated like the variances) of the best, over the first ``search_seconds`` of a long
+      recording like the search — e.g. a large x_s whose Stribeck curve is a parabola over the speeds seen,
       against a small x_s plus viscous and quadratic terms: the parameters' change between them;
     * family: the families the cross-validation could not tell from the chosen one (absent terms
       count as zero): the parameters' change between them;
@@ -134,6 +135,9 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
     sw = np.sqrt(row_weights)
     residual = (y - base @ theta) * sw
     s2 = float(residual @ residual) / max(int(np.count_nonzero(row_weights)) - base.shape[1], 1)
+    # Low-passed residuals are correlated from one sample to the next: a joint's variances (and its residual
+    # profile's threshold) get the AR(1) inflation (1 + rho) / (1 - rho) of its residual's lag-1 autocorrelation.
+    inflation = _correlation_inflation(residual, row_weights, data.segment_id, n)
     # the profiles over the shape constants: on the part of a long recording the search used
     part, rows = leading_part(data, int(np.ceil(search_seconds * data.sample_rate_hz)))
     stacked = (rows[:, None] * n + np.arange(n)).ravel()
@@ -164,7 +168,8 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
             extra_cols.append(column)
             extra_names.append(f"joint{j + 1}.{name}")
             extra_values.append(value)
-            spread = _profile_spread(proj, part_cache, part_fit, j, name, search_range, 3.84 * part_s2)
+            spread = _profile_spread(proj, part_cache, part_fit, j, name, search_range,
+                                     3.84 * part_s2 * inflation[j])
             for p, v in zip(params, spread[:-1]):
                 spreads[f"joint{j + 1}.{p}"] = max(spreads.get(f"joint{j + 1}.{p}", 0.0), float(v))
             spreads[f"joint{j + 1}.{name}"] = max(spreads.get(f"joint{j + 1}.{name}", 0.0), float(spread[-1]))
@@ -183,9 +188,6 @@ def friction_uncertainty(data: PreprocessedData, fit: FrictionFit, a_rb: np.ndar
     gram_inv = np.linalg.pinv((jw / scale).T @ (jw / scale), rcond=1e-12, hermitian=True)
     local_std = (np.sqrt(np.maximum(np.diag(gram_inv), 0.0) * s2) / scale)[offset:]
     names = design.names() + extra_names
-    # Low-passed residuals are correlated from one sample to the next: a joint's own parameters get the
-    # AR(1) variance inflation (1 + rho) / (1 - rho) of its residual's lag-1 autocorrelation rho.
-    inflation = _correlation_inflation(residual, row_weights, data.segment_id, n)
     joint_of = [int(nm[5:nm.index(".")]) - 1 for nm in names]
     local_std = local_std * np.sqrt(inflation[joint_of])
     total = [float(np.hypot(sd, spreads.get(nm, 0.0) / 1.96)) for nm, sd in zip(names, local_std)]

@@ -173,7 +173,7 @@ class IdentificationResult:
     friction_fit: FrictionFit | None = None
     #: the optional friction parameters' linear estimate: {"names", "values", "std"}
     friction_extra: dict = field(default_factory=dict)
-    #: every friction parameter's std with the shape constants free (friction_fit.friction_uncertainty)
+    #: every friction parameter's std with the shape constants free (identification/friction_uncertainty.py)
     friction_uncertainty: dict = field(default_factory=dict)
 
 
