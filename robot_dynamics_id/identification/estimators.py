@@ -205,7 +205,9 @@ def physically_consistent_least_squares(
     inertia, friction, ...), eta the links' log-Cholesky parameters (Rucker & Wensing 2022) and
     D a per-parameter scale. The small regulariser only chooses, among the parameter sets
     that fit the data equally (the non-base directions), the one nearest the prior; parameters
-    that are base parameters on their own (friction) are not regularised.
+    that are base parameters on their own (friction) are not regularised. The start is
+    ``initial_base`` mapped to the full vector nearest the prior in the D-scaled norm (e.g. the
+    weighted estimate's base parameters), else ``initial_full``, else the prior.
 
     Bounds: CoM within ``com_half_width_m`` of the prior CoM (box, per axis), mass in
     ``mass_bounds_kg`` (default 1 % .. 10x of the prior); ``extra_bounds`` (lower, upper) on e
