@@ -107,6 +107,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", default="consistent", choices=("consistent", "wls", "ols", "irls"),
                         help="estimator (default: physically consistent; the others give base parameters and a "
                              "per-link model that may not be physical)")
+    parser.add_argument("--friction-model", default="auto", metavar="auto|TERMS",
+                        help="joint friction: auto (default: per joint the family with the lowest held-out error "
+                             "on the training data), or the terms for every joint: p2, p2+load, p2+poly, "
+                             "p2+presliding, ... (any of load, poly, presliding after p2), or one such spec per "
+                             "joint separated by commas")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -132,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                            method=args.method, validation_path=args.validate, progress=not args.quiet,
                            plots=not args.no_plots, read=read_options(args), tool_frame=args.tool_frame,
                            skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
-                           moving_threshold_rad_s=args.moving_threshold)
+                           moving_threshold_rad_s=args.moving_threshold, friction_model=args.friction_model)
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
     gains = summary["drive_gains_nm_per_a"]
@@ -146,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
     for label, metrics in (summary.get("ur_model_comparison") or {}).items():
         print_ur_comparison(metrics, label)
+    print(f"friction per joint: {', '.join(summary['friction_terms'])}")
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")
     print(f"identification {summary['identify_s']:.1f} s (reading {summary['read_s']:.1f} s)")

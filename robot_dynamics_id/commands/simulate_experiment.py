@@ -59,6 +59,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="excitation length for prbs/fourier, s (default 60); a file fixes its own")
     parser.add_argument("--seed", type=int, default=0, help="seed of a generated excitation (default 0)")
+    parser.add_argument("--friction", choices=("p2", "real"), default="p2",
+                        help="the plant's joint friction: p2 (seeds.md P2 eq. 11 + offset; default) or real "
+                             "(+ load-dependent Coulomb, concave viscous law, presliding: what real UR joints show; "
+                             "sim/truth.py)")
     parser.add_argument("--noise-seed", type=int, default=0,
                         help="seed of the measurement noise (the known-payload run uses seed + 1; default 0)")
     parser.add_argument("--out", required=True, metavar="BAG", help="bag directory to create (must not exist)")
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     trajectory = _excitation(args, robot, source, say)
     name = robot.description.name
     truth_seed = None if args.truth_seed < 0 else args.truth_seed
-    truth = resolve_truth(name, None, truth_seed)
+    truth = resolve_truth(name, None, truth_seed, friction=args.friction)
 
     def reporter(label: str):
         state = {"next": time.perf_counter() + 2.0, "started": time.perf_counter()}
@@ -213,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
                      {"known_payload_experiment": json.dumps(
                          {"role": "with_payload", "payload": payload, "other_bag": str(args.out)})}))
     say(f"{trajectory.kind} excitation of {trajectory.duration_s:g} s on the simulated {name} at {args.rate:g} Hz, "
-        f"truth {'nominal' if truth_seed is None else f'seed {truth_seed}'}")
+        f"truth {'nominal' if truth_seed is None else f'seed {truth_seed}'}, friction {args.friction}")
     results = []
     for label, out, csv, payload_kg, payload_com, noise_seed, extra in runs:
         result = run_experiment(trajectory, robot=name, truth=truth, noise_seed=noise_seed, rate_hz=args.rate,

@@ -8,7 +8,12 @@
 * the hybrid law of P2 eqs. (2)-(5) with per-axis selection in the tool (task) frame
   (selection.py), PD motion law, PI force law with anti-windup and error saturation,
   orientation error of P2 eq. (13),
-* friction compensation Gamma = J^T F + tau_friction (P2, eqs. (11)-(12)),
+* friction compensation Gamma = J^T F + tau_friction (P2, eqs. (11)-(12)) with the identified
+  model's terms (dynamics/friction.py): P2 eq. (11) + offset, the quadratic viscous term, and
+  load-dependent Coulomb friction mu |tau_load| sgn with tau_load the commanded rigid-body torque
+  (or, for the force estimate, the drive torque). A presliding state is not fed forward: at
+  standstill the friction holds whatever torque the joint is given, so a fed-forward held torque
+  would only push a resting joint,
 * the contact wrench from the flange F/T sensor or, without one, from a momentum
   observer on the motor currents (force_estimation.py),
 
@@ -336,6 +341,9 @@ class OperationalSpaceController:
         self._fr_coulomb = fr.coulomb_nm * cfg.friction_compensation_scale
         self._fr_viscous = fr.viscous_nm_s_per_rad * cfg.friction_compensation_scale
         self._fr_offset = fr.offset_nm * cfg.friction_compensation_scale
+        self._fr_quadratic = fr.viscous_quadratic_nm_s2_per_rad2 * cfg.friction_compensation_scale
+        self._fr_load = fr.load_coefficient * cfg.friction_compensation_scale
+        self._fr_extended = bool(np.any(self._fr_quadratic) or np.any(self._fr_load))
         self._fr_inv_xs = 1.0 / fr.stribeck_velocity_rad_s
         smoothing = max(cfg.friction_compensation_velocity_rad_s, SIGN_SMOOTHING_RAD_S)
         self._fr_inv_sign = 1.0 / smoothing
@@ -599,7 +607,8 @@ class OperationalSpaceController:
         else:
             if current_a is None:
                 raise ValueError("force_source='estimated' needs current_a (motor currents) every step")
-            drive = torque_from_current(current_a, self._drive_gains) - self._friction(qd_rad_s)
+            drive_torque = torque_from_current(current_a, self._drive_gains)
+            drive = drive_torque - self._friction(qd_rad_s, drive_torque)
             tau_ext = self.observer.update(q_rad, qd_rad_s, drive, osm.M)
             np.negative(wrench_from_joint_torque(osm.J, tau_ext), out=w_o)
         # Wrench shift between tip T and motion point O as a 6x6 matrix S (base axes):
@@ -721,15 +730,16 @@ class OperationalSpaceController:
             gamma += osm.h
         if cfg.friction_compensation:
             source = cfg.friction_velocity_source
+            rigid = gamma.copy() if self._fr_extended else None  # the torque the gears transmit
             if source == "measured":
-                gamma += self._friction(qd_rad_s)
+                gamma += self._friction(qd_rad_s, rigid)
             else:
                 qd_desired = osm.M_inv @ (osm.J.T @ (lam @ self._xd_d))
                 if source == "sum" and omega_t is not None:
                     # measured motion along the force-controlled directions + desired motion elsewhere
                     qd_force = osm.M_inv @ (osm.J.T @ (lam @ (omega_t @ twist)))
                     qd_desired = qd_desired + qd_force
-                gamma += self._friction(qd_desired)
+                gamma += self._friction(qd_desired, rigid)
         np.copyto(c.contact_wrench_tip_base, w_tip)
         c.sigma_min = self.singularity.sigma_min
         c.singular_weight = self.singularity.padding_weight
@@ -795,10 +805,10 @@ class OperationalSpaceController:
                                          force_cmd)
         return result.torque_nm
 
-    def _friction(self, qd: np.ndarray) -> np.ndarray:
-        """Identified friction torque (Nm), P2 eq. (11) + offset, as dynamics/friction.friction_torque
-        computes it (inlined: this runs every cycle), with its sign switching smoothed over at least
-        ``friction_compensation_velocity_rad_s``."""
+    def _friction(self, qd: np.ndarray, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
+        """Identified friction torque (Nm), as dynamics/friction.friction_torque computes it in steady sliding
+        (inlined: this runs every cycle), with its sign switching smoothed over at least
+        ``friction_compensation_velocity_rad_s``; ``load_torque_nm`` feeds the load-dependent term."""
         r = qd * self._fr_inv_xs
         r *= r
         r += 1.0
@@ -812,6 +822,10 @@ class OperationalSpaceController:
             tau += self._fr_coulomb * np.tanh(qd * self._fr_inv_vk)
         tau += self._fr_viscous * qd
         tau += self._fr_offset
+        if self._fr_extended:
+            tau += self._fr_quadratic * qd * np.abs(qd)
+            if load_torque_nm is not None:
+                tau += self._fr_load * np.abs(load_torque_nm) * np.tanh(qd * self._fr_inv_vk)
         return tau
 
     def reset_velocity_integrator(self, qd_rad_s: np.ndarray) -> None:

@@ -10,8 +10,10 @@ is joint j at sample k) and the torque vector ``y`` stacked the same way:
   per-joint robust (MAD) scale: outliers get zero weight;
 * :func:`physically_consistent_least_squares` — the same weighted cost over the
   *full* parameters, every link parameterised by log-Cholesky (dynamics/consistency.py)
-  so masses are positive and inertias realisable, CoM boxed near the link,
-  friction and rotor inertia >= 0 (scipy ``least_squares``, trust-region reflective).
+  so masses are positive and inertias realisable, CoM boxed near the link, rotor
+  inertia >= 0, and linear inequalities ``G x >= 0`` on the other parameters (the
+  friction's dissipativity: only what physics constrains, not the sign of each shape
+  parameter) (scipy ``least_squares``, trust-region reflective).
 
 The consistent estimator never touches the N rows again: the weighted data are
 first compressed by QR, ``|| R x - z ||`` has the same minimiser as ``|| W x - y ||``.
@@ -129,22 +131,27 @@ def weighted_least_squares(w, y, n_joints: int, *, sigma_nm: np.ndarray | None =
 
 
 def iteratively_reweighted_least_squares(w, y, n_joints: int, *, tuning: float = 4.685, max_iterations: int = 30,
-                                         tolerance: float = 1e-8) -> LinearEstimate:
+                                         tolerance: float = 1e-8, row_mask: np.ndarray | None = None
+                                         ) -> LinearEstimate:
     """IRLS with Tukey's bisquare weights (``tuning`` x robust sigma; 4.685 = 95 % Gaussian efficiency).
 
     The scale of each joint is its residuals' median absolute deviation / 0.6745,
-    so one joint's outliers do not affect another's weights.
+    so one joint's outliers do not affect another's weights. ``row_mask`` (0/1 per row)
+    leaves rows out entirely (neither fitted nor part of the scale).
     """
     w, y = _check(w, y, n_joints)
-    estimate = ordinary_least_squares(w, y, n_joints)
+    mask = np.ones(y.shape[0]) if row_mask is None else np.asarray(row_mask, float).ravel()
+    estimate = _solve_weighted(w, y, mask, n_joints, "ols")
     x = estimate.parameters
+    kept = mask.reshape(-1, n_joints) > 0
     for it in range(1, max_iterations + 1):
         residual = (y - w @ x).reshape(-1, n_joints)
-        scale = np.median(np.abs(residual - np.median(residual, axis=0)), axis=0) / 0.6745
+        scale = np.array([np.median(np.abs(r[k] - np.median(r[k]))) if k.any() else 1.0
+                          for r, k in zip(residual.T, kept.T)]) / 0.6745
         scale = np.maximum(scale, 1e-12)
         u = residual / (tuning * scale)
         bisquare = np.where(np.abs(u) < 1.0, (1.0 - u**2) ** 2, 0.0)
-        weights = (bisquare / scale**2).ravel()
+        weights = (bisquare / scale**2).ravel() * mask
         estimate = _solve_weighted(w, y, weights, n_joints, "irls", iterations=it)
         step = np.linalg.norm(estimate.parameters - x) / max(np.linalg.norm(x), 1e-12)
         x = estimate.parameters
@@ -164,6 +171,13 @@ def compress(w, y, row_weights: np.ndarray | None = None) -> tuple[np.ndarray, n
     return r_aug[:p, :p], r_aug[:p, p], float(r_aug[p, p] ** 2) if r_aug.shape[0] > p else 0.0
 
 
+def _default_extra_bounds(n: int, rotor: bool, friction: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Rotor inertia >= 0; P2 friction static/Coulomb/viscous >= 0, offset free (the simple default)."""
+    lo = ([np.zeros(n)] if rotor else []) + ([np.tile([0.0, 0.0, 0.0, -np.inf], n)] if friction else [])
+    lo_arr = np.concatenate(lo) if lo else np.zeros(0)
+    return lo_arr, np.full(lo_arr.shape[0], np.inf)
+
+
 def physically_consistent_least_squares(
     r_factor: np.ndarray,
     z: np.ndarray,
@@ -173,47 +187,86 @@ def physically_consistent_least_squares(
     n_joints: int,
     rotor: bool = True,
     friction: bool = True,
+    extra_bounds: tuple[np.ndarray, np.ndarray] | None = None,
+    inequality: np.ndarray | None = None,
+    extra_scale: np.ndarray | None = None,
     com_half_width_m: np.ndarray | float = 0.3,
     mass_bounds_kg: tuple[np.ndarray, np.ndarray] | None = None,
     regularisation: float = 1e-6,
     initial_full: np.ndarray | None = None,
+    initial_base: np.ndarray | None = None,
     max_evaluations: int = 200,
 ) -> ConsistentEstimate:
     """Weighted least squares over the full parameters, each link physically consistent.
 
-    Cost: ||R K x(eta, rotor, phi) - z||^2 + regularisation * ||D (x - prior)||^2, where
-    (R, z) is the compressed weighted base-regressor data (:func:`compress`), K the base
-    map's combination matrix, x the full parameter vector (standard 10n, rotor n,
-    friction 4n), eta the links' log-Cholesky parameters (Rucker & Wensing 2022) and D
-    a per-parameter scale. The small regulariser only chooses, among the parameter
-    sets that fit the data equally (the non-base directions), the one nearest the prior.
+    Cost: ||R K x(eta, e) - z||^2 + regularisation * ||D (x - prior)||^2, where (R, z) is the
+    compressed weighted base-regressor data (:func:`compress`), K the base map's combination
+    matrix, x the full parameter vector (standard 10n, then the "extra" parameters e: rotor
+    inertia, friction, ...), eta the links' log-Cholesky parameters (Rucker & Wensing 2022) and
+    D a per-parameter scale. The small regulariser only chooses, among the parameter sets
+    that fit the data equally (the non-base directions), the one nearest the prior; parameters
+    that are base parameters on their own (friction) are not regularised. The start is
+    ``initial_base`` mapped to the full vector nearest the prior in the D-scaled norm (e.g. the
+    weighted estimate's base parameters), else ``initial_full``, else the prior.
 
     Bounds: CoM within ``com_half_width_m`` of the prior CoM (box, per axis), mass in
-    ``mass_bounds_kg`` (default 1 % .. 10x of the prior), rotor inertia >= 0, friction
-    static/Coulomb/viscous >= 0 (offset free).
+    ``mass_bounds_kg`` (default 1 % .. 10x of the prior); ``extra_bounds`` (lower, upper) on e
+    (default: rotor inertia and P2 static/Coulomb/viscous friction >= 0, see
+    :func:`_default_extra_bounds`). ``inequality`` G (m, len(e)): ``G e >= 0`` (e.g. the
+    friction dissipates over the speeds seen), enforced by a stiff penalty inside the
+    solver (a violation of 1 mNm weighs like moving the parameter by ~1 Nm) and then
+    exactly, by the smallest (D-scaled) change of e that satisfies it (SLSQP).
     """
     n = n_joints
     prior_full = np.asarray(prior_full, float)
     p_full = combination_matrix.shape[1]
-    expected = 10 * n + (n if rotor else 0) + (4 * n if friction else 0)
-    if prior_full.shape != (p_full,) or p_full != expected:
-        raise ValueError(f"prior has shape {prior_full.shape}, expected ({expected},) matching the base map")
+    n_extra = p_full - 10 * n
+    if prior_full.shape != (p_full,) or n_extra < 0:
+        raise ValueError(f"prior has shape {prior_full.shape}, expected ({p_full},) matching the base map")
+    if extra_bounds is None:
+        lo_extra, hi_extra = _default_extra_bounds(n, rotor, friction)
+        if lo_extra.shape[0] != n_extra:
+            raise ValueError(f"{n_extra} non-link parameters but rotor={rotor}, friction={friction} describe "
+                             f"{lo_extra.shape[0]}: pass extra_bounds")
+    else:
+        lo_extra, hi_extra = (np.asarray(b, float).ravel() for b in extra_bounds)
+        if lo_extra.shape != (n_extra,) or hi_extra.shape != (n_extra,):
+            raise ValueError(f"extra_bounds must each have {n_extra} entries")
+    g_matrix = np.zeros((0, n_extra)) if inequality is None else np.atleast_2d(np.asarray(inequality, float))
+    if g_matrix.shape[1] != n_extra:
+        raise ValueError(f"inequality has {g_matrix.shape[1]} columns, expected {n_extra} (one per extra parameter)")
     m_matrix = r_factor @ combination_matrix  # (r, p_full)
     prior_links = prior_full[: 10 * n].reshape(n, 10)
     prior_mass = np.maximum(prior_links[:, 0], 1e-3)
     # Per-parameter scale D: mass ~ m, first moment ~ m * 0.1 m, inertia ~ m * (0.1 m)^2.
     link_scale = np.column_stack([prior_mass, *(prior_mass * 0.1,) * 3, *(prior_mass * 0.01,) * 6])
-    scale_parts = [link_scale.ravel()]
-    if rotor:
-        scale_parts.append(np.maximum(np.abs(prior_full[10 * n: 11 * n]), 1e-3))
-    if friction:
-        scale_parts.append(np.ones(4 * n))
-    d_scale = np.concatenate(scale_parts)
-    # Regulariser weight relative to the data's own curvature along each (scaled) parameter.
+    if extra_scale is None:
+        extra_scale = np.maximum(np.abs(prior_full[10 * n:]), 1e-3)
+        if rotor and extra_bounds is None:
+            extra_scale = np.concatenate([extra_scale[:n], np.ones(n_extra - n)])
+        elif extra_bounds is None:
+            extra_scale = np.ones(n_extra)
+    d_scale = np.concatenate([link_scale.ravel(), np.asarray(extra_scale, float)])
+    # Regulariser weight relative to the data's own curvature along each (scaled) parameter. A parameter
+    # that is a base parameter on its own (its column of K a unit vector alone in its row: friction) has
+    # no non-base direction to choose, so it is not pulled towards the prior at all.
     col_energy = np.sum((m_matrix * d_scale) ** 2, axis=0)
     reg_rows = np.sqrt(regularisation * max(float(np.mean(col_energy)), 1e-12)) / d_scale
+    k_nonzero = combination_matrix != 0
+    alone = (k_nonzero.sum(axis=0) == 1) & (k_nonzero[np.argmax(k_nonzero, axis=0), :].sum(axis=1) == 1)
+    reg_rows[alone] = 0.0
+    # Penalty weight of the inequalities: 1e3 x the data's stiffness along the extra parameters they involve.
+    extra_energy = np.sum(m_matrix[:, 10 * n:] ** 2, axis=0)
+    involved = np.abs(g_matrix).sum(axis=0) > 0
+    penalty = 1e3 * np.sqrt(float(np.max(extra_energy[involved]))) if involved.any() else 0.0
 
     start = prior_full if initial_full is None else np.asarray(initial_full, float)
+    if initial_base is not None:
+        # the full vector nearest the prior in the scaled norm ||D^-1 (x - prior)|| with these base
+        # parameters (e.g. the weighted estimate's): a start whose links need the least repair
+        kd = combination_matrix * d_scale
+        start = prior_full + d_scale * np.linalg.lstsq(kd, np.asarray(initial_base, float) -
+                                                       combination_matrix @ prior_full, rcond=None)[0]
     eta0 = log_cholesky_from_standard(start[: 10 * n].reshape(n, 10))
     extra0 = start[10 * n:].copy()
     prior_com = prior_links[:, 1:4] / prior_links[:, :1]
@@ -229,16 +282,6 @@ def physically_consistent_least_squares(
     # e^d_i and s_ij are radii of gyration (m) about the CoM: bounded to keep exp() finite.
     lo_eta[:, 1:4], hi_eta[:, 1:4] = np.log(1e-4), np.log(2.0)
     lo_eta[:, 4:7], hi_eta[:, 4:7] = -2.0, 2.0
-    n_extra = p_full - 10 * n
-    lo_extra = np.full(n_extra, -np.inf)
-    at = 0
-    if rotor:
-        lo_extra[:n] = 0.0
-        at = n
-    if friction:
-        fr_lo = np.tile([0.0, 0.0, 0.0, -np.inf], n)
-        lo_extra[at: at + 4 * n] = fr_lo
-    hi_extra = np.full(n_extra, np.inf)
     lower = np.concatenate([lo_eta.ravel(), lo_extra])
     upper = np.concatenate([hi_eta.ravel(), hi_extra])
     x0 = np.concatenate([eta0.ravel(), extra0])
@@ -251,19 +294,54 @@ def physically_consistent_least_squares(
 
     def residual(v: np.ndarray) -> np.ndarray:
         x = full_of(v)
-        return np.concatenate([m_matrix @ x - z, reg_rows * (x - prior_full)])
+        return np.concatenate([m_matrix @ x - z, reg_rows * (x - prior_full),
+                               penalty * np.minimum(g_matrix @ v[10 * n:], 0.0)])
 
     def jacobian(v: np.ndarray) -> np.ndarray:
         jac_links = log_cholesky_jacobian(v[: 10 * n].reshape(n, 10))
         dx = scipy.linalg.block_diag(*jac_links, np.eye(n_extra)) if n_extra else scipy.linalg.block_diag(*jac_links)
-        return np.vstack([m_matrix @ dx, reg_rows[:, None] * dx])
+        active = (g_matrix @ v[10 * n:] < 0.0).astype(float)
+        jac_penalty = np.zeros((g_matrix.shape[0], v.shape[0]))
+        jac_penalty[:, 10 * n:] = penalty * active[:, None] * g_matrix
+        return np.vstack([m_matrix @ dx, reg_rows[:, None] * dx, jac_penalty])
 
     sol = scipy.optimize.least_squares(residual, x0, jac=jacobian, bounds=(lower, upper), method="trf",
                                        x_scale="jac", max_nfev=max_evaluations, xtol=1e-12, ftol=1e-12, gtol=1e-12)
-    full = full_of(sol.x)
-    return ConsistentEstimate(full_parameters=full, log_cholesky=sol.x[: 10 * n].reshape(n, 10), cost=float(sol.cost),
+    v = sol.x.copy()
+    repaired = 0.0
+    if g_matrix.shape[0] and np.min(g_matrix @ v[10 * n:]) < 0.0:
+        v[10 * n:], repaired = _satisfy(g_matrix, v[10 * n:], d_scale[10 * n:], lo_extra, hi_extra)
+    full = full_of(v)
+    return ConsistentEstimate(full_parameters=full, log_cholesky=v[: 10 * n].reshape(n, 10), cost=float(sol.cost),
                               success=bool(sol.success), message=str(sol.message), n_evaluations=int(sol.nfev),
-                              info={"optimality": float(sol.optimality)})
+                              info={"optimality": float(sol.optimality), "inequality_repair": repaired,
+                                    "min_inequality": float(np.min(g_matrix @ v[10 * n:]))
+                                    if g_matrix.shape[0] else None})
+
+
+def _satisfy(g_matrix: np.ndarray, e: np.ndarray, scale: np.ndarray, lower: np.ndarray, upper: np.ndarray
+             ) -> tuple[np.ndarray, float]:
+    """The e' nearest e (scaled distance) with G e' >= 0 within the bounds; returns (e', ||D^-1 (e' - e)||)."""
+    def cost(x: np.ndarray) -> float:
+        return float(np.sum(((x - e) / scale) ** 2))
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        return 2.0 * (x - e) / scale**2
+
+    bounds = [(None if not np.isfinite(a) else a, None if not np.isfinite(b) else b) for a, b in zip(lower, upper)]
+    res = scipy.optimize.minimize(cost, e, jac=grad, method="SLSQP", bounds=bounds,
+                                  constraints=[{"type": "ineq", "fun": lambda x: g_matrix @ x,
+                                                "jac": lambda x: g_matrix}],
+                                  options={"ftol": 1e-15, "maxiter": 200})
+    x = res.x
+    # SLSQP meets the constraints to ~1e-10: move the rest along the smallest feasible direction exactly.
+    deficit = -np.min(g_matrix @ x)
+    if deficit > 0:
+        direction = np.linalg.lstsq(g_matrix, np.ones(g_matrix.shape[0]), rcond=None)[0]
+        slack = np.min(g_matrix @ direction)
+        if slack > 0:
+            x = x + direction * (deficit / slack)
+    return x, float(np.sqrt(cost(x)))
 
 
 @dataclass(frozen=True)
@@ -280,10 +358,19 @@ class NormalEquations:
     yy: np.ndarray  # (n,)
     column_scale: np.ndarray  # (p,)
     n_samples: int
+    #: rows counted per joint (rows with weight 0 are left out), default every sample
+    counts: np.ndarray | None = None
 
     @classmethod
-    def from_regressor(cls, w, y, n_joints: int) -> NormalEquations:
+    def from_regressor(cls, w, y, n_joints: int, *, row_mask: np.ndarray | None = None) -> NormalEquations:
+        """Per-joint normal equations; ``row_mask`` (0/1 per row) leaves rows out (e.g. a joint at rest)."""
         w, y = _check(w, y, n_joints)
+        counts = None
+        if row_mask is not None:
+            mask = np.asarray(row_mask, float).ravel()
+            w = w * mask[:, None]
+            y = y * mask
+            counts = np.maximum(mask.reshape(-1, n_joints).sum(axis=0), 1.0)
         scale = np.linalg.norm(w, axis=0)
         scale[scale == 0] = 1.0
         n_samples = w.shape[0] // n_joints
@@ -296,7 +383,7 @@ class NormalEquations:
             gram[j] = wj.T @ wj
             rhs[j] = wj.T @ y[j::n_joints]
             yy[j] = y[j::n_joints] @ y[j::n_joints]
-        return cls(gram, rhs, yy, scale, n_samples)
+        return cls(gram, rhs, yy, scale, n_samples, counts)
 
     @property
     def n_joints(self) -> int:
@@ -311,7 +398,8 @@ class NormalEquations:
         """Per-joint RMS residual of ``parameters`` (unscaled)."""
         x = np.asarray(parameters) * self.column_scale
         rss = self.yy - 2 * self.rhs @ x + np.einsum("p,jpq,q->j", x, self.gram, x)
-        return np.sqrt(np.maximum(rss, 0.0) / self.n_samples)
+        counts = self.n_samples if self.counts is None else self.counts
+        return np.sqrt(np.maximum(rss, 0.0) / counts)
 
     def solve(self, joint_weights: np.ndarray | None = None, *, method: str = "wls") -> LinearEstimate:
         """Weighted LS with one weight per joint (None = OLS), with covariance and per-joint RMS."""
@@ -323,8 +411,9 @@ class NormalEquations:
         x = x_scaled / self.column_scale
         rms = self.residual_rms(x)
         p = g.shape[0]
-        dof = max(self.n_samples * n - p, 1)
-        weighted_sigma2 = float(np.sum(wj * rms**2) * self.n_samples / dof)
+        counts = np.full(n, float(self.n_samples)) if self.counts is None else self.counts
+        dof = max(float(counts.sum()) - p, 1.0)
+        weighted_sigma2 = float(np.sum(wj * rms**2 * counts) / dof)
         cov = weighted_sigma2 * scipy.linalg.cho_solve(chol, np.eye(p)) / np.outer(self.column_scale, self.column_scale)
         return LinearEstimate(parameters=x, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
                               residual_rms_nm=rms, row_weights=np.tile(wj, self.n_samples),

@@ -43,8 +43,8 @@ from .output_dir import check_output_dir, staged_output
 from .torque_source import TORQUE_SOURCES, TorqueSignal, motor_currents, select_torque, ur_model_torque
 
 __all__ = ["EXIT_DOUBTFUL", "JOINT_STATES_EFFORT", "JobCancelled", "METHODS", "ReadOptions", "TOPIC_FIELDS",
-           "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "load_recording", "run_drive_gains", "run_identify",
-           "run_validate"]
+           "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "check_friction_model", "load_recording", "run_drive_gains",
+           "run_identify", "run_validate"]
 
 METHODS = ("consistent", "wls", "ols", "irls")
 #: validate's choices: 'model' = the torque source the model was identified from (the default)
@@ -161,6 +161,23 @@ def _load_robot(robot: str, tool_frame: str) -> RobotModel:
     return rm
 
 
+def check_friction_model(text: str, n_joints: int | None = None) -> str:
+    """``text`` if it is a friction model spec (``auto``, terms for every joint, or one spec per joint; with
+    ``n_joints`` the count is checked too), else ValueError naming the known terms."""
+    from ..dynamics.friction import parse_terms
+
+    text = str(text).strip()
+    if text == "auto":
+        return text
+    specs = text.split(",")
+    for spec in specs:
+        parse_terms(spec)
+    if n_joints is not None and len(specs) not in (1, n_joints):
+        raise ValueError(f"friction model {text!r} names {len(specs)} joint models but the robot has {n_joints} "
+                         "joints; give one spec for all joints or one per joint")
+    return text
+
+
 def _check_cancel(cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
         raise JobCancelled("cancelled before the result was complete; nothing was written")
@@ -209,7 +226,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                  validation_path: str | Path | None = None, progress: bool = True, plots: bool = True,
                  read: ReadOptions | None = None, tool_frame: str = "tool0", skip_robot_check: bool = False,
                  compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
-                 cancel: threading.Event | None = None) -> dict:
+                 friction_model: str = "auto", cancel: threading.Event | None = None) -> dict:
     """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful')."""
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
@@ -219,6 +236,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     out = check_output_dir(out_dir, inputs=[data_path, validation_path])
     rm = _load_robot(robot, tool_frame)
+    friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
     gains = None if drive_gains_nm_per_a is None else check_drive_gains(drive_gains_nm_per_a, rm.n_joints,
                                                                          what="--drive-gains")
     t0 = time.perf_counter()
@@ -232,7 +250,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                        "read": read.describe()}
     options = IdentificationOptions(
         estimator=method, torque_source=signal.source, progress=progress, drive_gains_nm_per_a=gains,
-        prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
+        friction_model=friction_model, prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
         provenance={"data": str(Path(data_path).resolve()), "torque": signal.description, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
                     "warnings": list(warnings), "identified_from": identified_from})
@@ -253,6 +271,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                         f"{np.flatnonzero(~result.physically_consistent_links).tolist()}): predictions use the "
                         "identified base parameters and no URDF is written; a controller or simulator needs "
                         "--method consistent")
+    negative_mu = np.flatnonzero(result.model.friction.non_physical_load)
+    if negative_mu.size:
+        warnings.append(f"the load-dependent friction coefficient of joints {(negative_mu + 1).tolist()} is negative "
+                        "(friction falling as the transmitted torque grows: not physical, an unconstrained fit); "
+                        "--method consistent bounds it >= 0, or fix the terms with --friction-model")
     problems = doubtful_fits(result.metrics, names, "training")
     _check_cancel(cancel)
     ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
@@ -284,6 +307,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "validation_fit_percent": None if validation is None else validation.metrics["fit_percent"],
         "validation_moving_rre_percent": None if validation is None else validation.metrics["moving_rre_percent"],
         "physically_consistent": consistent,
+        "friction_terms": list(result.model.friction.terms),
         "physically_consistent_links": result.physically_consistent_links.tolist(),
         "condition_number": float(result.condition_number),
         "torque_source": signal.description,

@@ -218,7 +218,8 @@ class FrictionCompensatedModel:
 def active_joint_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
     """The friction parameters of the joints ``active`` only (for :class:`FrictionCompensatedModel`)."""
     return FrictionParameters(*(np.asarray(getattr(friction, f.name), float)[active]
-                                for f in dataclasses.fields(FrictionParameters)))
+                                for f in dataclasses.fields(FrictionParameters) if f.name != "terms"),
+                              terms=tuple(friction.terms[j] for j in active))
 
 
 def default_mujoco_experiment(arm, *, push_rad_s: float = 0.05, max_excursion_rad: float = 0.5,

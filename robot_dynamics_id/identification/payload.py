@@ -7,7 +7,10 @@ model does not explain::
     tau_measured - tau_arm(q, qd, qdd)  =  Y_last(q, qd, qdd) A theta_tool  (+ noise)
 
 where tau_arm is the identified model's rigid body + rotor inertia + friction
-prediction, and the right-hand side is the payload's regressor in its 10
+prediction (every friction term the model chose; a load-dependent Coulomb term sees the
+torque the joint transmits, the payload's included, by fixed-point passes:
+tau_load^(i) = tau_links + Y_last A theta^(i-1), identification/friction_fit.LOAD_PASSES),
+and the right-hand side is the payload's regressor in its 10
 tool-frame parameters (dynamics/payload.py). Only those 10 parameters are
 estimated — the arm's are not touched — by weighted least squares with a noise
 level per joint from the residuals (Gautier's WLS), on the data preprocessed
@@ -45,6 +48,7 @@ from ..dynamics.payload import PAYLOAD_PARAMETER_NAMES, payload_inertials, paylo
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
 from .estimators import weighted_least_squares
+from .friction_fit import LOAD_PASSES
 from .preprocessing import PreprocessedData
 
 __all__ = ["PayloadEstimate", "PayloadIdentificationError", "estimate_payload", "identify_payload",
@@ -237,6 +241,18 @@ def identify_payload(recording: Any, arm_model: DynamicModel, robot: RobotModel 
     if cutoff:
         options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=float(cutoff)))
     data = prepare(recording, rm, options)
+    extra = {**(provenance or {}), "cutoff_hz": data.cutoff_hz}
     arm = predict_preprocessed(arm_model, data, robot=rm)
-    return estimate_payload(rm, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
-                            provenance={**(provenance or {}), "cutoff_hz": data.cutoff_hz})
+    estimate = estimate_payload(rm, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
+                                provenance=extra)
+    if not arm_model.friction.has_load_term:
+        return estimate
+    # Load-dependent friction sees the torque the gears transmit, the payload's included: fixed-point passes
+    # (the payload's torque of the previous estimate added to the arm's links'), contracting by about mu.
+    w = payload_regressor(rm, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, transform=tool_to_joint_transform(rm))
+    for _ in range(LOAD_PASSES):
+        payload_torque = (w @ estimate.parameters).reshape(-1, rm.n_joints)
+        arm = predict_preprocessed(arm_model, data, robot=rm, added_load_torque_nm=payload_torque)
+        estimate = estimate_payload(rm, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
+                                    provenance={**extra, "load_friction_passes": LOAD_PASSES})
+    return estimate

@@ -7,16 +7,22 @@
 2. preprocessing (identification/preprocessing.py): gaps, zero-phase filtering,
    central differences, decimation;
 3. base parameters (dynamics/base_parameters.py) and the base regressor of the data
-   (pinocchio's joint-torque regressor + rotor inertia + friction of seeds.md P2 eq. (11));
+   (pinocchio's joint-torque regressor + rotor inertia + friction, dynamics/friction.py);
 4. excitation check — too little excitation raises an error naming the
    unidentifiable base parameters;
-5. OLS -> per-joint noise -> weighted (or robust IRLS) least squares; the Stribeck
-   velocity of each joint is found by variable projection (1-D search per joint,
-   the linear parameters eliminated in closed form);
-6. physically consistent estimation (log-Cholesky per link, bounded CoM, friction
-   and rotor inertia >= 0) started from the weighted solution;
-7. the model file (io/model_file.DynamicModel) with base parameters and standard
-   deviations, per-joint fit/RRE/RMS.
+5. friction (identification/friction_fit.py): the terms each joint needs — P2 eq. (11)
+   plus load-dependent Coulomb, odd polynomial viscous law, Dahl presliding — chosen by
+   blocked cross-validation on the training data (``friction_model="auto"``) or given;
+   Stribeck velocities and presliding distances by variable projection; the load torque
+   by a fixed-point iteration; rows of a joint at standstill left out (statically
+   indeterminate friction);
+6. OLS -> per-joint noise -> weighted (or robust IRLS) least squares;
+7. physically consistent estimation (log-Cholesky per link, bounded CoM, rotor inertia
+   >= 0, friction that dissipates over the speeds seen, load coefficient >= 0) started
+   from the weighted solution;
+8. the model file (io/model_file.DynamicModel) with base parameters and standard
+   deviations, the chosen friction model and the selection's held-out errors, per-joint
+   fit/RRE/RMS.
 
 The input is "recording-like": any object (or dict) with ``time_s``, ``q_rad`` and
 ``effort_nm`` or ``current_a`` arrays, optionally ``qd_rad_s`` — e.g.
@@ -31,11 +37,10 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 from ..dynamics.base_parameters import BaseParameterMap, check_excitation, compute_base_parameters
 from ..dynamics.consistency import is_physically_consistent
-from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, FrictionParameters
+from ..dynamics.friction import FrictionParameters, dahl_state, friction_torque, parse_terms
 from ..dynamics.regressor import (
     DEFAULT_COULOMB_VELOCITY_RAD_S,
     DEFAULT_STRIBECK_VELOCITY_RAD_S,
@@ -53,8 +58,18 @@ from .estimators import (
     NormalEquations,
     physically_consistent_least_squares,
 )
+from .friction_fit import (
+    FrictionDesign,
+    FrictionFit,
+    design_columns,
+    dissipativity_rows,
+    fit_friction,
+    friction_torque_preprocessed,
+    standstill_mask,
+)
+from .friction_uncertainty import friction_uncertainty
 from .metrics import moving_samples, torque_metrics
-from .preprocessing import PreprocessedData, PreprocessingOptions, parallel_friction_columns, preprocess
+from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 from .torque_source import TORQUE_SOURCES, TorqueSignal, select_torque
 
 __all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict_preprocessed", "predict_torque", "prepare",
@@ -70,10 +85,18 @@ class IdentificationOptions:
     estimator: ``ols``, ``wls``, ``irls`` (linear, base parameters only; the per-link model is the
         one nearest the prior) or ``consistent`` (default: physically consistent per link).
     robust: with ``consistent``, start from IRLS (outlier-robust) weights instead of WLS.
-    friction, rotor: include friction (P2 eq. 11 + offset) and reflected rotor inertia.
+    friction, rotor: include friction and reflected rotor inertia.
+    friction_model: ``auto`` (default: per joint, the family with the lowest held-out error,
+        identification/friction_fit.py), or the terms for every joint (``p2``, ``p2+load``,
+        ``p2+load+poly+presliding``, ...), or one such spec per joint separated by commas.
     fit_stribeck: search each joint's Stribeck velocity in ``stribeck_search_range_rad_s``;
         otherwise use ``stribeck_velocity_rad_s``.
     coulomb_velocity_rad_s: tanh smoothing of the Coulomb term (fixed).
+    presliding_distance_rad: Dahl presliding distance of the presliding joints; None = searched in
+        ``presliding_search_range_rad``.
+    standstill_velocity_rad_s: rows of a joint slower than this (after the low-pass) are left out of
+        the fit (0 keeps every row): at rest friction holds any torque up to breakaway.
+    selection_blocks, selection_tolerance: blocked cross-validation of the friction families.
     torque_source: ``auto``, ``current``, ``effort``, ``target_moment``: the rule of
         identification/torque_source.py (auto: current x gains when gains are given, else effort).
     drive_gains_nm_per_a: needed for ``current``; stored in the model (None: the model has no gains).
@@ -90,6 +113,12 @@ class IdentificationOptions:
     stribeck_velocity_rad_s: float | np.ndarray = DEFAULT_STRIBECK_VELOCITY_RAD_S
     stribeck_search_range_rad_s: tuple[float, float] = (0.005, 1.0)
     coulomb_velocity_rad_s: float | np.ndarray = DEFAULT_COULOMB_VELOCITY_RAD_S
+    friction_model: str = "auto"
+    presliding_distance_rad: float | None = None
+    presliding_search_range_rad: tuple[float, float] = (2e-4, 1e-2)
+    standstill_velocity_rad_s: float = 0.02
+    selection_blocks: int = 5
+    selection_tolerance: float = 0.01
     torque_source: str = "auto"
     drive_gains_nm_per_a: np.ndarray | None = None
     preprocessing: PreprocessingOptions = field(default_factory=PreprocessingOptions)
@@ -106,6 +135,23 @@ class IdentificationOptions:
             raise ValueError(f"estimator {self.estimator!r} is unknown; choose one of {', '.join(ESTIMATORS)}")
         if self.torque_source not in TORQUE_SOURCES:
             raise ValueError(f"torque_source {self.torque_source!r} must be one of {', '.join(TORQUE_SOURCES)}")
+        if self.friction_model != "auto":
+            for spec in self.friction_model.split(","):
+                parse_terms(spec)  # ValueError naming the known terms
+        if self.standstill_velocity_rad_s < 0:
+            raise ValueError(f"standstill_velocity_rad_s must be >= 0, got {self.standstill_velocity_rad_s}")
+
+    def friction_terms(self, n_joints: int):
+        """``"auto"`` or the optional friction terms of every joint."""
+        if self.friction_model == "auto":
+            return "auto"
+        specs = [parse_terms(t) for t in self.friction_model.split(",")]
+        if len(specs) == 1:
+            return tuple(specs * n_joints)
+        if len(specs) != n_joints:
+            raise ValueError(f"friction_model names {len(specs)} joint models but the robot has {n_joints} joints; "
+                             "give one spec for all joints or one per joint")
+        return tuple(specs)
 
 
 @dataclass(frozen=True)
@@ -126,6 +172,12 @@ class IdentificationResult:
     condition_number: float
     stribeck_velocity_rad_s: np.ndarray
     timings_s: dict
+    #: the friction fit (design, columns, load torque, selection report); None without friction
+    friction_fit: FrictionFit | None = None
+    #: the optional friction parameters' linear estimate: {"names", "values", "std"}
+    friction_extra: dict = field(default_factory=dict)
+    #: every friction parameter's std with the shape constants free (identification/friction_uncertainty.py)
+    friction_uncertainty: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -161,22 +213,25 @@ def prepare(recording: Any, robot: RobotModel | str, options: IdentificationOpti
 
 
 def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: PreprocessedData, chunk: int,
-                        progress=None) -> np.ndarray:
-    """Base columns of the rigid-body (+ rotor) part, computed chunk by chunk (bounded memory)."""
+                        progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Base columns of the rigid-body (+ rotor) part and the full rigid-body regressor (no rotor; for the
+    links' torque), computed chunk by chunk."""
     n = rm.n_joints
     n_rb = 10 * n + (n if base_map.rotor else 0)
     cols = base_map.independent_columns[base_map.independent_columns < n_rb]
     out = np.empty((data.n_samples * n, cols.shape[0]))
+    rigid = np.empty((data.n_samples * n, 10 * n))
     for start in range(0, data.n_samples, chunk):
         stop = min(start + chunk, data.n_samples)
-        blocks = [rigid_body_regressor(rm, data.q_rad[start:stop], data.qd_rad_s[start:stop],
-                                       data.qdd_rad_s2[start:stop])]
+        rigid[start * n: stop * n] = rigid_body_regressor(rm, data.q_rad[start:stop], data.qd_rad_s[start:stop],
+                                                          data.qdd_rad_s2[start:stop])
+        blocks = [rigid[start * n: stop * n]]
         if base_map.rotor:
             blocks.append(rotor_regressor(data.qdd_rad_s2[start:stop]))
         out[start * n: stop * n] = np.hstack(blocks)[:, cols]
         if progress is not None:
             progress(stop / data.n_samples)
-    return out
+    return out, rigid
 
 
 def _check_friction_layout(base_map: BaseParameterMap, n: int) -> None:
@@ -186,81 +241,22 @@ def _check_friction_layout(base_map: BaseParameterMap, n: int) -> None:
         raise ValueError("friction columns are not all base parameters; the data/model are degenerate")
 
 
-def _static_column(data: PreprocessedData, j: int, x_s: float) -> np.ndarray:
-    """The Stribeck (static) friction column of joint j at x_s, parallel-filtered: (N,)."""
-    def column(qd: np.ndarray) -> np.ndarray:
-        return np.tanh(qd[:, j] / SIGN_SMOOTHING_RAD_S) / (1.0 + (qd[:, j] / x_s) ** 2)
-    if data.filter_sos is None:
-        return column(data.qd_rad_s)
-    return data.parallel_filter(column)
-
-
-def _fit_stribeck(a_rb: np.ndarray, data: PreprocessedData, y: np.ndarray, weights_joint: np.ndarray,
-                  coulomb_velocity: np.ndarray, search: tuple[float, float], start: np.ndarray,
-                  sweeps: int = 2) -> np.ndarray:
-    """Variable projection: per joint, the Stribeck velocity x_s minimising the weighted residual with all
-    linear parameters re-fitted in closed form (normal equations updated for the one column x_s changes)."""
-    qd = data.qd_rad_s
-    n = qd.shape[1]
-    sw = np.sqrt(weights_joint)
-    x_s = start.copy()
-    fr = parallel_friction_columns(data, x_s, coulomb_velocity)
-    a = np.hstack([a_rb, fr]) * np.tile(sw, qd.shape[0])[:, None]
-    yw = y * np.tile(sw, qd.shape[0])
-    scale = np.linalg.norm(a, axis=0)
-    scale[scale == 0] = 1.0
-    a /= scale
-    gram = a.T @ a
-    rhs = a.T @ yw
-    yy = float(yw @ yw)
-    per_joint = [np.ascontiguousarray(a[j::n]) for j in range(n)]
-    y_joint = [yw[j::n] for j in range(n)]
-    r0 = a_rb.shape[1]
-
-    def rss(j: int, log_xs: float) -> float:
-        col = r0 + 4 * j
-        g = _static_column(data, j, float(np.exp(log_xs))) * sw[j]
-        g_norm = np.linalg.norm(g) or 1.0
-        g = g / g_norm
-        gm = gram.copy()
-        r = rhs.copy()
-        cross = per_joint[j].T @ g
-        gm[:, col] = cross
-        gm[col, :] = cross
-        gm[col, col] = g @ g
-        r[col] = g @ y_joint[j]
-        try:
-            sol = scipy.linalg.solve(gm, r, assume_a="pos")
-        except (np.linalg.LinAlgError, ValueError):
-            return np.inf
-        return yy - float(r @ sol)
-
-    def commit(j: int, log_xs: float) -> None:
-        col = r0 + 4 * j
-        g_full = np.zeros(qd.shape[0] * n)
-        g_full[j::n] = _static_column(data, j, float(np.exp(log_xs))) * sw[j]
-        norm = np.linalg.norm(g_full) or 1.0
-        g_full /= norm
-        a[:, col] = g_full
-        per_joint[j][:, col] = g_full[j::n]
-        cross = a.T @ g_full
-        gram[:, col] = cross
-        gram[col, :] = cross
-        rhs[col] = g_full @ yw
-
-    lo, hi = np.log(search[0]), np.log(search[1])
-    grid = np.linspace(lo, hi, 11)
-    for _ in range(sweeps):
-        for j in range(n):
-            values = [rss(j, g) for g in grid]
-            k = int(np.argmin(values))
-            a_lo, a_hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.shape[0] - 1)]
-            res = scipy.optimize.minimize_scalar(lambda v: rss(j, v), bounds=(a_lo, a_hi), method="bounded",
-                                                 options={"xatol": 1e-2, "maxiter": 12})
-            best = res.x if res.fun <= values[k] else grid[k]
-            x_s[j] = float(np.exp(best))
-            commit(j, best)
-    return x_s
+def _extra_constraints(n: int, rotor: bool, fit: FrictionFit | None, max_speed_rad_s: np.ndarray):
+    """Bounds, scale and inequality rows of the non-link parameters [rotor, P2 friction, optional friction]:
+    rotor inertia >= 0, load coefficient >= 0, the friction dissipative over the speeds seen (no sign
+    bound on any single friction shape parameter)."""
+    n_rot = n if rotor else 0
+    lower, upper, scale = [np.zeros(n_rot)], [np.full(n_rot, np.inf)], [np.full(n_rot, 1e-2)]
+    rows = np.zeros((0, n_rot))
+    if fit is not None:
+        names = [p for _, p in fit.design.extras()]
+        lower.append(np.concatenate([np.full(4 * n, -np.inf),
+                                     [0.0 if p == "load_coefficient" else -np.inf for p in names]]))
+        upper.append(np.full(4 * n + len(names), np.inf))
+        scale.append(np.concatenate([np.ones(4 * n), [1e-2 if p == "load_coefficient" else 1.0 for p in names]]))
+        g = dissipativity_rows(fit.design, max_speed_rad_s)
+        rows = np.hstack([np.zeros((g.shape[0], n_rot)), g])
+    return (np.concatenate(lower), np.concatenate(upper)), np.concatenate(scale), rows
 
 
 def _check_excitation_gram(normal: NormalEquations, names, tolerance: float) -> float:
@@ -323,48 +319,65 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
 
     clock = time.perf_counter()
     base_map = compute_base_parameters(rm, friction=options.friction, rotor=options.rotor)
-    a_rb = _rigid_base_columns(rm, base_map, data, options.chunk_samples, stages(0.1, 0.6))
+    a_rb, rigid = _rigid_base_columns(rm, base_map, data, options.chunk_samples, stages(0.1, 0.5))
     timings["regressor"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     y = data.torque.ravel()
     v_k = np.broadcast_to(np.asarray(options.coulomb_velocity_rad_s, float), (n,)).copy()
     x_s = np.broadcast_to(np.asarray(options.stribeck_velocity_rad_s, float), (n,)).copy()
-
-    def base_regressor(x_s_now: np.ndarray) -> np.ndarray:
-        if not options.friction:
-            return a_rb
-        return np.hstack([a_rb, parallel_friction_columns(data, x_s_now, v_k)])
-
+    prior = options.prior or DynamicModel.from_robot_model(rm, robot=rm.name if rm.description else rm.urdf)
+    prior_full = full_parameter_vector(prior.standard_parameters(), prior.rotor_inertia_kgm2 if options.rotor else None,
+                                       FrictionParameters.zeros(n) if options.friction else None)
+    fit = None
+    w_base, mask, names = a_rb, np.ones(y.shape[0]), list(base_map.names)
     if options.friction:
         _check_friction_layout(base_map, n)
-    w_base = base_regressor(x_s)
-    normal = NormalEquations.from_regressor(w_base, y, n)
-    cond = _check_excitation_gram(normal, base_map.names, options.excitation_tolerance)
+        p2 = FrictionDesign(tuple(() for _ in range(n)), x_s, v_k, np.zeros(n))
+        w_base = np.hstack([a_rb, design_columns(data, p2)])
+        mask = standstill_mask(data, options.standstill_velocity_rad_s)
+    normal = NormalEquations.from_regressor(w_base, y, n, row_mask=mask)
+    cond = _check_excitation_gram(normal, names, options.excitation_tolerance)
+    if options.friction:
+        def load_torque_of(theta: np.ndarray) -> np.ndarray:
+            full_now = base_map.standard_near(theta[: base_map.n_base], prior_full)
+            return (rigid @ full_now[: 10 * n]).reshape(-1, n)
+
+        fit = fit_friction(
+            data, a_rb, y, n_joints=n, terms=options.friction_terms(n), load_torque_of=load_torque_of,
+            initial_load_torque_nm=(rigid @ prior_full[: 10 * n]).reshape(-1, n), stribeck_velocity_rad_s=x_s,
+            coulomb_velocity_rad_s=v_k, presliding_distance_rad=options.presliding_distance_rad,
+            fit_stribeck=options.fit_stribeck, stribeck_range_rad_s=options.stribeck_search_range_rad_s,
+            presliding_range_rad=options.presliding_search_range_rad,
+            standstill_velocity_rad_s=options.standstill_velocity_rad_s, blocks=options.selection_blocks,
+            tolerance=options.selection_tolerance)
+        x_s = fit.design.stribeck_velocity_rad_s
+        w_base = np.hstack([a_rb, fit.columns])
+        names = names + fit.design.names()[4 * n:]
+        normal = NormalEquations.from_regressor(w_base, y, n, row_mask=mask)
+        if fit.design.extras():
+            cond = _check_excitation_gram(normal, names, options.excitation_tolerance)
     sigma = normal.solve().residual_rms_nm
-    if options.friction and options.fit_stribeck:
-        x_s = _fit_stribeck(a_rb, data, y, 1.0 / np.maximum(sigma, 1e-9) ** 2, v_k,
-                            options.stribeck_search_range_rad_s, x_s)
-        w_base = base_regressor(x_s)
-        normal = NormalEquations.from_regressor(w_base, y, n)
-        sigma = normal.solve().residual_rms_nm
-    timings["stribeck"] = time.perf_counter() - clock
-    stages(0.6, 0.75)(1.0)
+    timings["friction"] = time.perf_counter() - clock
+    stages(0.5, 0.75)(1.0)
 
     clock = time.perf_counter()
     joint_weights = 1.0 / np.maximum(sigma, 1e-9) ** 2
     if options.estimator == "ols":
         linear = normal.solve()
     elif options.estimator == "irls" or options.robust:
-        linear = iteratively_reweighted_least_squares(w_base, y, n)
+        linear = iteratively_reweighted_least_squares(w_base, y, n, row_mask=mask)
     else:
         linear = normal.solve(joint_weights)
+    linear = replace(linear, row_weights=linear.row_weights * mask)
     timings["linear"] = time.perf_counter() - clock
 
-    prior = options.prior or DynamicModel.from_robot_model(rm, robot=rm.name if rm.description else rm.urdf)
-    prior_full = full_parameter_vector(prior.standard_parameters(), prior.rotor_inertia_kgm2 if options.rotor else None,
-                                       FrictionParameters.zeros(n) if options.friction else None)
-    start_full = base_map.standard_near(linear.parameters, prior_full)
+    n_p2 = base_map.n_base
+    n_extra = w_base.shape[1] - n_p2
+    combination = scipy.linalg.block_diag(base_map.combination_matrix, np.eye(n_extra))
+    prior_ext = np.concatenate([prior_full, np.zeros(n_extra)])
+    start_full = np.concatenate([base_map.standard_near(linear.parameters[:n_p2], prior_full),
+                                 linear.parameters[n_p2:]])
     consistent = None
     clock = time.perf_counter()
     if options.estimator == "consistent":
@@ -373,10 +386,11 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         else:
             r_factor, z = normal.compressed(joint_weights)
         half = _link_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
+        bounds, scale, rows = _extra_constraints(n, options.rotor, fit, np.abs(data.qd_rad_s).max(axis=0))
         consistent = physically_consistent_least_squares(
-            r_factor, z, base_map.combination_matrix, prior_full, n_joints=n, rotor=options.rotor,
-            friction=options.friction, com_half_width_m=half, regularisation=options.regularisation,
-            initial_full=start_full)
+            r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
+            inequality=rows if rows.shape[0] else None, com_half_width_m=half,
+            regularisation=options.regularisation, initial_base=linear.parameters)
         full = consistent.full_parameters
     else:
         full = start_full
@@ -387,24 +401,35 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     at = 10 * n
     rotor = full[at: at + n] if options.rotor else np.zeros(n)
     at += n if options.rotor else 0
-    friction = (FrictionParameters.from_linear_vector(full[at: at + 4 * n], stribeck_velocity_rad_s=x_s,
-                                                      coulomb_velocity_rad_s=v_k)
-                if options.friction else FrictionParameters.zeros(n))
-    base_consistent = base_map.base_from_standard(full)
-    predicted = (w_base @ base_consistent).reshape(-1, n)
+    friction = fit.design.parameters(full[at:]) if fit is not None else FrictionParameters.zeros(n)
+    base_consistent = combination @ full
+    # The model's own prediction: a load-dependent term sees the links' torque of the parameters found (the
+    # fit's columns hold the previous pass's), so these metrics, predict_preprocessed and validation agree.
+    w_model = w_base
+    if fit is not None and fit.load_torque_nm is not None:
+        w_model = np.hstack([a_rb, design_columns(data, fit.design, (rigid @ standard).reshape(-1, n))])
+    predicted = (w_model @ base_consistent).reshape(-1, n)
     metrics = torque_metrics(predicted, data.torque, rm.joint_names, moving=moving_samples(data.qd_rad_s))
     consistent_links = is_physically_consistent(standard.reshape(n, 10))
     # The arm's gains when known; never a placeholder (a model from joint torques may have none).
     gains = (None if options.drive_gains_nm_per_a is None
              else np.broadcast_to(np.asarray(options.drive_gains_nm_per_a, float), (n,)).copy())
+    moving_rms = {"linear": _moving_rms(w_base @ linear.parameters, y, mask, n),
+                  "model": _moving_rms(predicted.ravel(), y, mask, n)}
+    friction_extra = {"names": names[n_p2:], "values": linear.parameters[n_p2:].tolist(),
+                      "std": linear.std[n_p2:].tolist(), "values_consistent": base_consistent[n_p2:].tolist()}
+    uncertainty = (friction_uncertainty(data, fit, a_rb, y, linear.row_weights, linear.parameters,
+                                        stribeck_range_rad_s=options.stribeck_search_range_rad_s,
+                                        presliding_range_rad=options.presliding_search_range_rad)
+                   if fit is not None else {})
     model = prior.with_standard_parameters(
         standard,
         rotor_inertia_kgm2=rotor,
         friction=friction,
         drive_gains_nm_per_a=gains,
-        base_parameters={"names": list(base_map.names), "values": linear.parameters.tolist(),
-                         "std": linear.std.tolist(), "values_consistent": base_consistent.tolist(),
-                         "estimator": linear.method},
+        base_parameters={"names": list(base_map.names), "values": linear.parameters[:n_p2].tolist(),
+                         "std": linear.std[:n_p2].tolist(), "values_consistent": base_consistent[:n_p2].tolist(),
+                         "estimator": linear.method, "friction_extra": friction_extra},
         provenance={
             **options.provenance,
             "method": f"{options.estimator} (base: {linear.method})",
@@ -416,39 +441,81 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             "condition_number": cond,
             "physically_consistent_links": consistent_links.tolist(),
             "fit_percent": metrics["fit_percent"],
+            "friction_model": {**_friction_report(fit, options), "std_with_shape_constants": uncertainty},
+            "training_moving_rms_nm": moving_rms,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         },
     )
     stages.close()
     return IdentificationResult(
-        model=model, base_map=base_map, base_estimate=linear, base_parameters_consistent=base_consistent,
-        full_parameters=full, consistent=consistent, physically_consistent_links=consistent_links, data=data,
+        model=model, base_map=base_map, base_estimate=_leading(linear, n_p2),
+        base_parameters_consistent=base_consistent[:n_p2], full_parameters=full[: combination.shape[1] - n_extra],
+        consistent=consistent, physically_consistent_links=consistent_links, data=data,
         predicted_torque_nm=predicted, measured_torque_nm=data.torque, metrics=metrics, condition_number=cond,
-        stribeck_velocity_rad_s=x_s, timings_s=timings)
+        stribeck_velocity_rad_s=x_s, timings_s=timings, friction_fit=fit, friction_extra=friction_extra,
+        friction_uncertainty=uncertainty)
+
+
+def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) -> list[float]:
+    """Per-joint RMS residual over the rows the fit used (joints moving), Nm."""
+    r = ((y - predicted) * mask).reshape(-1, n)
+    return np.sqrt((r**2).sum(axis=0) / np.maximum(mask.reshape(-1, n).sum(axis=0), 1.0)).tolist()
+
+
+def _leading(estimate: LinearEstimate, k: int) -> LinearEstimate:
+    """The first k parameters of a linear estimate (the base parameters of the P2-layout map)."""
+    return replace(estimate, parameters=estimate.parameters[:k], std=estimate.std[:k],
+                   covariance=estimate.covariance[:k, :k])
+
+
+def _friction_report(fit: FrictionFit | None, options: IdentificationOptions) -> dict:
+    if fit is None:
+        return {"terms": "none"}
+    return {"requested": options.friction_model, "terms": [fit.design.family(j) for j in range(fit.design.n_joints)],
+            "selection": fit.selection, "standstill_velocity_rad_s": options.standstill_velocity_rad_s,
+            "load_torque": "links' rigid-body torque of the previous pass (fixed-point, friction_fit.LOAD_PASSES)"}
 
 
 def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: RobotModel | None = None
                    ) -> np.ndarray:
-    """Joint torques (N, n) the model predicts: rigid body + rotor + friction (regressor form, fast)."""
+    """Joint torques (N, n) the model predicts: rigid body + rotor + friction (regressor form, fast).
+
+    Rows are consecutive samples of one motion: a presliding friction state integrates along
+    them (from rest at the first row; give low-passed positions: their increments are the travel),
+    and load-dependent friction sees the rigid-body torque.
+    """
     rm = robot or load_robot(model.robot)
     n = rm.n_joints
-    w = rigid_body_regressor(rm, q_rad, qd_rad_s, qdd_rad_s2)
-    tau = w @ model.standard_parameters() + rotor_regressor(qdd_rad_s2) @ model.rotor_inertia_kgm2
-    from ..dynamics.friction import friction_torque
-    return tau.reshape(-1, n) + friction_torque(model.friction, np.atleast_2d(qd_rad_s))
+    q = np.atleast_2d(np.asarray(q_rad, float))
+    w = rigid_body_regressor(rm, q, qd_rad_s, qdd_rad_s2)
+    tau_links = (w @ model.standard_parameters()).reshape(-1, n)
+    tau = tau_links + (rotor_regressor(qdd_rad_s2) @ model.rotor_inertia_kgm2).reshape(-1, n)
+    fr = model.friction
+    qd = np.atleast_2d(np.asarray(qd_rad_s, float))
+    state = None
+    if fr.presliding.any():
+        state = np.zeros_like(q)
+        mask = fr.presliding
+        dq = np.diff(q, axis=0, prepend=q[:1])
+        state[:, mask] = dahl_state(dq[:, mask], fr.presliding_distance_rad[mask])
+    return tau + friction_torque(fr, qd, load_torque_nm=tau_links, presliding_state=state)
 
 
-def predict_preprocessed(model: DynamicModel, data: PreprocessedData, *, robot: RobotModel | None = None
-                         ) -> np.ndarray:
+def predict_preprocessed(model: DynamicModel, data: PreprocessedData, *, robot: RobotModel | None = None,
+                         added_load_torque_nm: np.ndarray | None = None) -> np.ndarray:
     """Torques (N, n) ``model`` predicts for preprocessed samples, friction parallel-filtered like the
-    measured torque (what :func:`identify` fits, so training and validation metrics compare alike)."""
+    measured torque (what :func:`identify` fits, so training and validation metrics compare alike).
+
+    ``added_load_torque_nm`` (N, n): the joint torque of bodies the model does not hold (a payload being
+    identified): the gears transmit it too, so it is added to the links' rigid-body torque that the
+    load-dependent friction sees; it is not added to the prediction itself."""
     rm = robot or load_robot(model.robot)
     n = rm.n_joints
     w = rigid_body_regressor(rm, data.q_rad, data.qd_rad_s, data.qdd_rad_s2)
-    tau = (w @ model.standard_parameters() + rotor_regressor(data.qdd_rad_s2) @ model.rotor_inertia_kgm2)
-    fr = model.friction
-    friction = parallel_friction_columns(data, fr.stribeck_velocity_rad_s, fr.coulomb_velocity_rad_s)
-    return (tau + friction @ fr.linear_vector()).reshape(-1, n)
+    tau_links = (w @ model.standard_parameters()).reshape(-1, n)
+    tau = tau_links + (rotor_regressor(data.qdd_rad_s2) @ model.rotor_inertia_kgm2).reshape(-1, n)
+    load = tau_links if added_load_torque_nm is None else tau_links + np.asarray(added_load_torque_nm, float)
+    return tau + friction_torque_preprocessed(model.friction, data, load)
 
 
 def validate(model: DynamicModel, recording: Any, robot: RobotModel | str | None = None,

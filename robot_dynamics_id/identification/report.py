@@ -199,13 +199,15 @@ def plot_torques(time_s, measured, predicted, joint_names, path_fit: str | Path,
 
 
 def plot_friction(model: DynamicModel, path: str | Path, *, max_velocity_rad_s: float = 1.5) -> None:
-    """The identified friction torque of every joint against velocity (P2 eq. (11) model)."""
+    """The identified friction torque of every joint against velocity in steady sliding (dynamics/friction.py;
+    a load-dependent term at zero load torque, presliding joints fully slid)."""
     plt = _pyplot()
     v = np.linspace(-max_velocity_rad_s, max_velocity_rad_s, 801)
-    tau = friction_torque(model.friction, np.repeat(v[:, None], model.n_joints, axis=1))
+    qd = np.repeat(v[:, None], model.n_joints, axis=1)
+    tau = friction_torque(model.friction, qd, load_torque_nm=np.zeros_like(qd))
     fig, ax = plt.subplots(figsize=(7, 4))
     for j in range(model.n_joints):
-        ax.plot(v, tau[:, j], label=model.joint_names[j])
+        ax.plot(v, tau[:, j], label=f"{model.joint_names[j]} ({model.friction.terms[j]})")
     ax.set_xlabel("joint velocity [rad/s]")
     ax.set_ylabel("friction torque [Nm]")
     ax.grid(alpha=0.3)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pinocchio as pin
 
-from ..dynamics.friction import FrictionParameters, friction_torque
+from ..dynamics.friction import FrictionParameters, dahl_state, friction_torque
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
 
@@ -60,12 +60,28 @@ def fourier_trajectory(robot: RobotModel, *, duration_s: float, rate_hz: float, 
 
 
 def inverse_dynamics(model: DynamicModel, q, qd, qdd) -> np.ndarray:
-    """Joint torques (N, n): RNEA with rotor inertia + friction of ``model``."""
+    """Joint torques (N, n): RNEA with rotor inertia + friction of ``model``.
+
+    Rows are consecutive samples of one motion: load-dependent friction sees the links'
+    rigid-body torque (RNEA without rotor inertia) and a presliding state integrates along
+    the position increments (from rest at the first row)."""
     rm = model.robot_model()
     data = rm.model.createData()
     q, qd, qdd = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     tau = np.array([pin.rnea(rm.model, data, q[k], qd[k], qdd[k]) for k in range(q.shape[0])])
-    return tau + friction_torque(model.friction, qd)
+    fr = model.friction
+    load = None
+    if fr.has_load_term:
+        links = rm.model.copy()
+        links.armature = np.zeros(rm.n_joints)
+        links_data = links.createData()
+        load = np.array([pin.rnea(links, links_data, q[k], qd[k], qdd[k]) for k in range(q.shape[0])])
+    state = None
+    if fr.presliding.any():
+        state = np.zeros_like(q)
+        mask = fr.presliding
+        state[:, mask] = dahl_state(np.diff(q[:, mask], axis=0, prepend=q[:1, mask]), fr.presliding_distance_rad[mask])
+    return tau + friction_torque(fr, qd, load_torque_nm=load, presliding_state=state)
 
 
 def perturbed_truth(robot: str = "ur3", *, seed: int = 0, relative: float = 0.2) -> DynamicModel:

@@ -24,7 +24,11 @@ The model predicts with its per-link parameters when every link is physically
 consistent, and otherwise with the identified *base* parameters stored in the
 model (``--method wls|ols|irls`` give such models): the regressor form needs no
 realisable bodies, so every method's model can be validated. The result says
-which was used.
+which was used. The friction is the model's own (dynamics/friction.py: load-dependent
+Coulomb on the links' rigid-body torque, the quadratic viscous term, the Dahl
+presliding state along each contiguous segment), evaluated by the function the
+identifier's prediction uses (identification/friction_columns.py), so validation
+and ``pipeline.predict_preprocessed`` give the same torque.
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ from typing import Any
 import numpy as np
 
 from ..dynamics.base_parameters import BaseParameterMap, compute_base_parameters
-from ..dynamics.friction import friction_torque
 from ..dynamics.regressor import rigid_body_regressor, rotor_regressor
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
+from .friction_columns import friction_torque_preprocessed
 from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
@@ -96,15 +100,20 @@ def _base_map_of(model: DynamicModel, robot: RobotModel) -> BaseParameterMap | N
 
 
 def _rigid_predictor(model: DynamicModel, robot: RobotModel):
-    """(description, function (q, qd, qdd) -> rigid-body + rotor torque (N, n))."""
+    """(description, function (q, qd, qdd) -> (rigid-body + rotor torque, the links' rigid-body torque), each
+    (N, n)). The links' torque (no rotor inertia, no friction) is what load-dependent friction sees; it is the
+    model's per-link parameters in regressor form in both cases (as the identifier's load term used them),
+    computed only when the friction has a load term."""
     n = robot.n_joints
+    theta = model.standard_parameters()
+    needs_links = model.friction.has_load_term
+
     if np.all(model.is_physically_consistent()):
-        theta = model.standard_parameters()
         rotor = np.asarray(model.rotor_inertia_kgm2, float)
 
         def per_link(q, qd, qdd):
-            tau = rigid_body_regressor(robot, q, qd, qdd) @ theta + rotor_regressor(qdd) @ rotor
-            return tau.reshape(-1, n)
+            links = (rigid_body_regressor(robot, q, qd, qdd) @ theta).reshape(-1, n)
+            return links + (rotor_regressor(qdd) @ rotor).reshape(-1, n), links
         return "per-link model", per_link
     base_map = _base_map_of(model, robot)
     if base_map is None:
@@ -118,25 +127,32 @@ def _rigid_predictor(model: DynamicModel, robot: RobotModel):
     beta_rb = beta[: columns.shape[0]]
 
     def base(q, qd, qdd):
-        blocks = [rigid_body_regressor(robot, q, qd, qdd)]
-        if base_map.rotor:
-            blocks.append(rotor_regressor(qdd))
-        return (np.hstack(blocks)[:, columns] @ beta_rb).reshape(-1, n)
+        w = rigid_body_regressor(robot, q, qd, qdd)
+        blocks = [w] + ([rotor_regressor(qdd)] if base_map.rotor else [])
+        tau = (np.hstack(blocks)[:, columns] @ beta_rb).reshape(-1, n)
+        return tau, (w @ theta).reshape(-1, n) if needs_links else None
     return "base parameters", base
 
 
 def predict_samples(model: DynamicModel, data: PreprocessedData, robot: RobotModel) -> tuple[np.ndarray, str]:
-    """Torques (N, n) ``model`` predicts for preprocessed samples, friction parallel-filtered like the measured
-    torque; computed chunk by chunk. Returns (torque, 'per-link model' | 'base parameters')."""
+    """Torques (N, n) ``model`` predicts for preprocessed samples, the friction parallel-filtered like the
+    measured torque; the rigid-body part computed chunk by chunk. Returns (torque, 'per-link model' | 'base
+    parameters').
+
+    The friction is evaluated like the identifier's (identification/friction_columns.py, the same function as
+    pipeline.predict_preprocessed): every term the model chose, the load-dependent one on the links'
+    rigid-body torque, a presliding state integrated along each segment's full-rate travel from rest."""
     how, rigid = _rigid_predictor(model, robot)
-    out = np.empty((data.n_samples, robot.n_joints))
+    n = robot.n_joints
+    out = np.empty((data.n_samples, n))
+    links = np.empty((data.n_samples, n)) if model.friction.has_load_term else None
     for start in range(0, data.n_samples, CHUNK_SAMPLES):
         stop = min(start + CHUNK_SAMPLES, data.n_samples)
-        out[start:stop] = rigid(data.q_rad[start:stop], data.qd_rad_s[start:stop], data.qdd_rad_s2[start:stop])
-    if data.filter_sos is None:
-        out += friction_torque(model.friction, data.qd_rad_s)
-    else:
-        out += data.parallel_filter(lambda qd: friction_torque(model.friction, qd))
+        tau, tau_links = rigid(data.q_rad[start:stop], data.qd_rad_s[start:stop], data.qdd_rad_s2[start:stop])
+        out[start:stop] = tau
+        if links is not None:
+            links[start:stop] = tau_links
+    out += friction_torque_preprocessed(model.friction, data, links)
     return out, how
 
 

@@ -50,6 +50,10 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("drive_gains_nm_per_a", "double_array", [], "joint torque per motor current (empty: unknown)",
                   "Nm/A"),
     ParameterSpec("method", "string", "consistent", "consistent (physically consistent) | wls | ols | irls"),
+    ParameterSpec("friction_model", "string", "auto",
+                  "joint friction: auto (per joint the family with the lowest held-out error on the training data) "
+                  "| the terms of every joint (p2, p2+load, p2+poly, p2+presliding, ...) | one such spec per joint, "
+                  "comma-separated"),
     ParameterSpec("ur_driver_topics", "bool", False,
                   "the bag comes from the official UR driver (JointState.effort = motor current, checked from the data: "
                   "gravity-compensated effort of new firmware is refused)"),
@@ -78,6 +82,15 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
 _LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+def _friction_model(text: str) -> str:
+    from ..identification.job import check_friction_model
+
+    try:
+        return check_friction_model(text)
+    except ValueError as exc:
+        raise ParameterError(f"parameter 'friction_model': {exc}") from None
+
+
 def job_arguments(p: dict) -> dict:
     """The run_identify keyword arguments of validated node parameters (raises ParameterError)."""
     from ..identification.job import ReadOptions
@@ -99,6 +112,7 @@ def job_arguments(p: dict) -> dict:
         torque_source=check_choice("torque_source", p["torque_source"], TORQUE_SOURCES),
         drive_gains_nm_per_a=list(p["drive_gains_nm_per_a"] or []) or None,
         method=check_choice("method", p["method"], METHODS),
+        friction_model=_friction_model(p["friction_model"]),
         read=read, skip_robot_check=bool(p["skip_robot_check"]), compare_ur_model=bool(p["compare_ur_model"]),
         moving_threshold_rad_s=check_positive("moving_threshold_rad_s", p["moving_threshold_rad_s"], allow_zero=True),
         validation_path=p["validation_data_path"] or None,

@@ -215,15 +215,17 @@ def _payload_com(com_m: Sequence[float]) -> np.ndarray:
 
 
 def resolve_truth(robot: str, truth: DynamicModel | str | Path | None = None,
-                  truth_seed: int | None = None) -> DynamicModel:
-    """The plant's truth: ``truth`` (model or file) if given, else make_truth(robot, truth_seed), else nominal."""
+                  truth_seed: int | None = None, *, friction: str = "p2") -> DynamicModel:
+    """The plant's truth: ``truth`` (model or file) if given, else make_truth(robot, truth_seed), else nominal;
+    ``friction`` (``p2`` or ``real``, sim/truth.FRICTION_KINDS) for the drawn or nominal truth."""
     from .truth import make_truth, nominal_truth
 
     if truth is not None:
         if truth_seed is not None:
             raise ValueError("give either truth or truth_seed, not both")
         return truth if isinstance(truth, DynamicModel) else DynamicModel.load(truth)
-    return nominal_truth(robot) if truth_seed is None else make_truth(robot, int(truth_seed))
+    return (nominal_truth(robot, friction=friction) if truth_seed is None
+            else make_truth(robot, int(truth_seed), friction=friction))
 
 
 def _robot_name(robot: str | RobotModel) -> tuple[str, RobotModel]:

@@ -10,9 +10,13 @@ What is simulated, and how
   rest of the package uses (sim/mjcf.py), with the *true* inertials of a
   :class:`~robot_dynamics_id.io.model_file.DynamicModel` (sim/truth.py: nominal or
   seeded-perturbed), rotor inertia as joint armature, optional payload/tool/scene.
-* **Joint friction** — the package's model, seeds.md P2 eq. (11) + offset
-  (dynamics/friction.py), applied each physics substep as
-  ``friction_torque(truth.friction, qd)`` opposing the motion. Its slope near zero
+* **Joint friction** — the package's model, seeds.md P2 eq. (11) + offset and, when the
+  truth has them, load-dependent Coulomb, odd polynomial viscous and Dahl presliding terms
+  (dynamics/friction.py; sim/joint_friction.py), applied each physics substep opposing the
+  motion. The load-dependent term sees the links' true rigid-body torque at the substep's
+  start (RNEA of the true links without rotor inertia, with the payload, at the previous
+  substep's acceleration); the presliding state advances with each substep's position
+  increment. Its slope near zero
   velocity is huge (sgn is smoothed over only 1e-3 rad/s), which an explicit step
   cannot integrate, so the positive part ``D = max(dτ_f/dq̇, 0)`` is integrated
   implicitly through MuJoCo's joint damping (Euler integrator): the friction acting
@@ -58,100 +62,23 @@ contact force are MuJoCo's values for that same last substep.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import mujoco
 import numpy as np
 import pinocchio as pin
 
-from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, friction_torque
 from ..io.model_file import DynamicModel
 from ..robot_state import RobotMode, RobotState, SafetyMode
 from ..robots.description import RobotDescription
 from ..robots.model import RobotModel, load_robot
+from .joint_friction import JointFriction
 from .mjcf import PHYSICS_TIMESTEP_S, _end_effector_inertial, build_mjcf
+from .plant_settings import SensorNoise, ServoGains
 from .scene import Scene
 from .truth import controller_model, make_truth, nominal_truth
 
 __all__ = ["SensorNoise", "ServoGains", "SimulatedUR"]
-
-
-@dataclass(frozen=True)
-class SensorNoise:
-    """Measurement imperfections (standard deviations of white Gaussian noise; assumptions).
-
-    Encoder step: 2π / 2^20 rad (~6 µrad, an absolute encoder of 20 bit at the joint).
-    Current noise 0.02 A is of the order seen in UR RTDE logs at standstill.
-    """
-
-    position_resolution_rad: float = 2 * np.pi / 2**20
-    position_noise_rad: float = 2e-6
-    velocity_noise_rad_s: float = 2e-4
-    current_noise_a: float = 0.02
-    force_noise_n: float = 0.2
-    torque_noise_nm: float = 0.005
-
-
-@dataclass(frozen=True)
-class ServoGains:
-    """The joint servo's closed-loop dynamics (computed-torque PID on the nominal mass matrix).
-
-    Error dynamics ``ë + k_d ė + k_p e + k_i ∫e = 0`` with ``k_p = ω²``, ``k_d = 2ζω`` and
-    ``k_i = integral_fraction · ω³`` (stable while ``k_i < k_d k_p``). The integral removes
-    the position lag that friction would otherwise leave behind a moving or stopped joint;
-    its state is clamped to ``integral_limit_rad_s`` (anti-windup, e.g. when pressing a surface).
-    """
-
-    natural_frequency_rad_s: float = 200.0
-    damping_ratio: float = 0.9
-    integral_fraction: float = 0.0
-    integral_limit_rad_s: float = 2e-3
-
-    def __post_init__(self) -> None:
-        if self.natural_frequency_rad_s <= 0 or self.damping_ratio <= 0:
-            raise ValueError("servo natural frequency and damping ratio must be > 0")
-        if not 0 <= self.integral_fraction < 2 * self.damping_ratio:
-            raise ValueError("servo integral_fraction must be in [0, 2·damping_ratio) for stability")
-
-    @property
-    def kp(self) -> float:
-        return self.natural_frequency_rad_s**2
-
-    @property
-    def kd(self) -> float:
-        return 2.0 * self.damping_ratio * self.natural_frequency_rad_s
-
-    @property
-    def ki(self) -> float:
-        return self.integral_fraction * self.natural_frequency_rad_s**3
-
-
-class _FrictionEvaluator:
-    """dynamics/friction.py's model (P2 eq. 11 + offset) and its slope dτ_f/dq̇, per joint, fused.
-
-    Same expression as :func:`~robot_dynamics_id.dynamics.friction.friction_torque` (equal to
-    ~1e-15 Nm, tested), evaluated without re-stacking the parameters every physics substep.
-    """
-
-    def __init__(self, friction) -> None:
-        self.f_s = np.asarray(friction.static_nm, float)
-        self.f_k = np.asarray(friction.coulomb_nm, float)
-        self.k_v = np.asarray(friction.viscous_nm_s_per_rad, float)
-        self.offset = np.asarray(friction.offset_nm, float)
-        self.x_s = np.asarray(friction.stribeck_velocity_rad_s, float)
-        self.v_k = np.asarray(friction.coulomb_velocity_rad_s, float)
-
-    def torque_and_slope(self, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        eps = SIGN_SMOOTHING_RAD_S
-        r = qd / self.x_s
-        denom = 1.0 + r * r
-        th = np.tanh(qd / eps)
-        tk = np.tanh(qd / self.v_k)
-        torque = self.f_s * (th / denom) + self.f_k * tk + self.k_v * qd + self.offset
-        d_static = (1.0 - th * th) / eps / denom - th * 2.0 * r / self.x_s / (denom * denom)
-        slope = self.f_s * d_static + self.f_k * (1.0 - tk * tk) / self.v_k + self.k_v
-        return torque, slope
 
 
 class SimulatedUR:
@@ -203,7 +130,7 @@ class SimulatedUR:
                 f"pass robot={truth.robot!r} or a truth made for {robot_name!r}"
             )
         self.truth: DynamicModel = truth
-        self._friction = _FrictionEvaluator(truth.friction)
+        self._friction = JointFriction(truth.friction)
         self.n_joints: int = self.robot_model.n_joints
         n = self.n_joints
 
@@ -265,6 +192,15 @@ class SimulatedUR:
             nominal.inertias[n] = nominal.inertias[n] + tool0.act(pin.Inertia(ee[0], ee[1], ee[2]))
         self._nominal = nominal
         self._nominal_data = nominal.createData()
+        # The links' true rigid-body model (no rotor inertia) for load-dependent friction.
+        self._links = None
+        if self._friction.needs_load_torque:
+            links = truth.robot_model().model.copy()
+            links.armature = np.zeros(n)
+            if ee is not None:
+                tool0 = self.robot_model.model.frames[self.robot_model.tool_frame_id].placement
+                links.inertias[n] = links.inertias[n] + tool0.act(pin.Inertia(ee[0], ee[1], ee[2]))
+            self._links = (links, links.createData())
         self._nominal_gains = np.asarray(self.controller_model.drive_gains_nm_per_a, float)
         self._true_gains = np.asarray(truth.drive_gains_nm_per_a, float)
         if np.any(self._true_gains <= 0) or np.any(self._nominal_gains <= 0):
@@ -367,7 +303,9 @@ class SimulatedUR:
         self._acceleration = self._stop_deceleration
         self._torque_cmd = np.zeros(n)
         self._motor_torque = self._drive_torque(q, qd, update_reference=False)
-        self._friction_applied = friction_torque(self.truth.friction, qd)
+        self._friction.reset(qd)
+        self._qdd_links = np.zeros(n)
+        self._friction_applied = self._friction.torque_and_slope(qd, self._load_torque(q, qd))[0]
         self._target_moment = self._nominal_rnea(q, qd, np.zeros(n))
         self._wall_deadline = None
         self._last_state = self._measure()
@@ -400,7 +338,7 @@ class SimulatedUR:
             q = d.qpos[self._arm].copy()
             qd = d.qvel[self._arm].copy()
             tau = self._drive_torque(q, qd, update_reference=True)
-            tau_f, slope = friction.torque_and_slope(qd)
+            tau_f, slope = friction.torque_and_slope(qd, self._load_torque(q, qd))
             slope = np.maximum(slope, 0.0)
             # Friction = τ_f(q̇_k) + D (q̇_{k+1} − q̇_k): explicit part here, D q̇_{k+1} by MuJoCo's
             # implicit joint damping (see module doc).
@@ -408,6 +346,9 @@ class SimulatedUR:
             d.qfrc_applied[self._arm] = tau - tau_f + slope * qd
             self._set_base(self.time_s + k * h)
             mujoco.mj_step(m, d)
+            friction.advance(d.qpos[self._arm] - q)
+            if self._links is not None:
+                self._qdd_links = d.qacc[self._arm].copy()
             torque_sum += tau
             friction_sum += tau_f + slope * (d.qvel[self._arm] - qd)
         self._motor_torque = torque_sum / self.substeps
@@ -433,6 +374,13 @@ class SimulatedUR:
               and np.linalg.norm(self.tcp_wrench_base_true()[:3]) > self.protective_force_limit_n):
             self.protective_stop()
             self.protective_stop_reason = f"TCP force above {self.protective_force_limit_n} N"
+
+    def _load_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray | None:
+        """The torque each joint transmits to its links (true links, previous substep's acceleration)."""
+        if self._links is None:
+            return None
+        model, data = self._links
+        return np.array(pin.rnea(model, data, q, qd, self._qdd_links))
 
     def _nominal_rnea(self, q, qd, qdd) -> np.ndarray:
         return np.array(pin.rnea(self._nominal, self._nominal_data, q, qd, qdd))

@@ -23,6 +23,18 @@ Assumptions (nothing here is published for the UR3; see ur.md):
   Coulomb; Stribeck velocity 0.1 rad/s; viscous 1.4/1.4/0.8/0.25/0.25/0.25 Nm·s/rad;
   Coulomb smoothing velocity :data:`COULOMB_VELOCITY_RAD_S` (sharp, like a strain-wave
   joint). Larger arms scale with the torque limit.
+* ``friction="real"`` (:data:`FRICTION_KINDS`): the friction measured on real e-Series
+  joints (issue 15: big joints 13-35 Nm, concave in velocity; load-dependent Coulomb
+  mu = 0.06-0.07; wrists holding torque at standstill in the direction of the last
+  motion), scaled to the UR3's torque limits. Per joint (base, shoulder, elbow, wrists):
+  Coulomb 3.5/3.5/2.0/0.8 Nm; Stribeck amplitude -40 % of Coulomb on the big joints
+  (friction *rises* from standstill: concave) and +30 % on the wrists, Stribeck velocity
+  0.3 / 0.08 rad/s; viscous 2.0/2.0/1.2/0.35 Nm·s/rad with a quadratic term of -20 % of
+  it per rad/s (concave at speed); load coefficient mu 0.06 on every joint; Dahl
+  presliding distance 1 mrad. The base joint's friction then spans 2.1 Nm at standstill
+  to 5.5 Nm at 1.5 rad/s (4-10 % of its 56 Nm rating, as 13-35 Nm is of a 150-330 Nm
+  e-Series big joint). Drawn like the P2 values (±35 %, velocities and distance ±50 %);
+  the rigid-body draws of a seed do not depend on the friction kind.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ from ..robots.description import get_robot
 
 __all__ = [
     "COULOMB_VELOCITY_RAD_S",
+    "FRICTION_KINDS",
     "PlantTruth",
     "NOMINAL_DRIVE_GAINS_NM_PER_A",
     "TruthSpread",
@@ -62,6 +75,18 @@ NOMINAL_DRIVE_GAINS_NM_PER_A: dict[str, tuple[float, ...]] = {
     "ur5e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
     "ur10e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
 }
+
+#: The plant's friction families: ``p2`` (seeds.md P2 eq. 11 + offset) or ``real`` (what real UR joints show).
+FRICTION_KINDS = ("p2", "real")
+
+# UR3 "real" friction means (see module doc), per joint.
+_REAL_COULOMB_NM = np.array([3.5, 3.5, 2.0, 0.8, 0.8, 0.8])
+_REAL_STATIC_FRACTION = np.array([-0.4, -0.4, -0.4, 0.3, 0.3, 0.3])
+_REAL_STRIBECK_RAD_S = np.array([0.3, 0.3, 0.3, 0.08, 0.08, 0.08])
+_REAL_VISCOUS = np.array([2.0, 2.0, 1.2, 0.35, 0.35, 0.35])
+_REAL_QUADRATIC_FRACTION_PER_RAD_S = -0.2
+_REAL_LOAD_COEFFICIENT = 0.06
+_REAL_PRESLIDING_RAD = 1e-3
 
 # UR3 friction means (see module doc), per joint.
 _UR3_COULOMB_NM = np.array([2.2, 2.2, 1.5, 0.7, 0.7, 0.7])
@@ -108,10 +133,34 @@ def nominal_drive_gains(robot: str = "ur3") -> np.ndarray:
     return np.array(NOMINAL_DRIVE_GAINS_NM_PER_A[_robot_name(robot)], float)
 
 
-def nominal_friction(robot: str = "ur3") -> FrictionParameters:
-    """Plausible mid-range friction of a built-in UR arm (P2 eq. 11 form; UR3 values scaled by torque limit)."""
+def _friction_kind(kind: str) -> str:
+    if kind not in FRICTION_KINDS:
+        raise ValueError(f"friction kind {kind!r} is unknown; choose one of {', '.join(FRICTION_KINDS)}")
+    return kind
+
+
+def nominal_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters:
+    """Plausible mid-range friction of a built-in UR arm (UR3 values scaled by torque limit).
+
+    ``kind``: ``p2`` (P2 eq. 11 form) or ``real`` (+ load-dependent Coulomb, concave viscous law,
+    presliding; see the module doc)."""
     desc = get_robot(_robot_name(robot))
     scale = desc.torque_limit_nm / _UR3_TORQUE_LIMIT_NM
+    if _friction_kind(kind) == "real":
+        size = np.sqrt(scale)
+        coulomb = _REAL_COULOMB_NM * size
+        viscous = _REAL_VISCOUS * size
+        return FrictionParameters(
+            static_nm=_REAL_STATIC_FRACTION * coulomb,
+            coulomb_nm=coulomb,
+            viscous_nm_s_per_rad=viscous,
+            offset_nm=np.zeros(6),
+            stribeck_velocity_rad_s=_REAL_STRIBECK_RAD_S.copy(),
+            coulomb_velocity_rad_s=np.full(6, COULOMB_VELOCITY_RAD_S),
+            load_coefficient=np.full(6, _REAL_LOAD_COEFFICIENT),
+            viscous_quadratic_nm_s2_per_rad2=_REAL_QUADRATIC_FRACTION_PER_RAD_S * viscous,
+            presliding_distance_rad=np.full(6, _REAL_PRESLIDING_RAD),
+        )
     # The UR3 torque split is the reference; bigger drives have proportionally more friction.
     coulomb = _UR3_COULOMB_NM * np.sqrt(scale)
     return FrictionParameters(
@@ -133,15 +182,15 @@ def controller_model(robot: str = "ur3") -> DynamicModel:
                    provenance={"source": "robot_dynamics_id.sim.truth.controller_model", "robot": name})
 
 
-def nominal_truth(robot: str = "ur3") -> DynamicModel:
-    """The unperturbed plant: nominal inertials, rotor inertias, friction and drive gains."""
+def nominal_truth(robot: str = "ur3", *, friction: str = "p2") -> DynamicModel:
+    """The unperturbed plant: nominal inertials, rotor inertias, friction (``p2`` or ``real``) and drive gains."""
     name = _robot_name(robot)
     base = DynamicModel.nominal(name)
     return replace(
         base,
-        friction=nominal_friction(name),
+        friction=nominal_friction(name, friction),
         drive_gains_nm_per_a=nominal_drive_gains(name),
-        provenance={"source": "robot_dynamics_id.sim.truth.nominal_truth", "robot": name},
+        provenance={"source": "robot_dynamics_id.sim.truth.nominal_truth", "robot": name, "friction": friction},
     )
 
 
@@ -172,8 +221,9 @@ def _perturb_inertia(inertia: np.ndarray, mass_ratio: float, spread: TruthSpread
     return 0.5 * (inertia_new + inertia_new.T)
 
 
-def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread = 1.0) -> DynamicModel:
-    """A seeded random "true" plant around :func:`nominal_truth`.
+def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread = 1.0,
+               friction: str = "p2") -> DynamicModel:
+    """A seeded random "true" plant around :func:`nominal_truth` (``friction``: ``p2`` or ``real``).
 
     ``spread`` is a :class:`TruthSpread` or a factor applied to the default one
     (1.0: masses ±12 %, CoMs ±1 cm, principal inertias ±25 % and axes ±0.15 rad,
@@ -182,7 +232,7 @@ def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread
     """
     name = _robot_name(robot)
     s = spread if isinstance(spread, TruthSpread) else TruthSpread().scaled(float(spread))
-    nominal = nominal_truth(name)
+    nominal = nominal_truth(name, friction=friction)
     rng = np.random.default_rng(int(seed))
     n = nominal.n_joints
 
@@ -200,7 +250,7 @@ def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread
     def draw(values: np.ndarray, rel: float) -> np.ndarray:
         return values * rng.uniform(1 - rel, 1 + rel, n)
 
-    friction = FrictionParameters(
+    drawn = FrictionParameters(
         static_nm=draw(f.static_nm, s.friction_rel),
         coulomb_nm=draw(f.coulomb_nm, s.friction_rel),
         viscous_nm_s_per_rad=draw(f.viscous_nm_s_per_rad, s.friction_rel),
@@ -208,6 +258,12 @@ def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread
         stribeck_velocity_rad_s=draw(f.stribeck_velocity_rad_s, s.stribeck_rel),
         coulomb_velocity_rad_s=f.coulomb_velocity_rad_s.copy(),
     )
+    if friction == "real":
+        # drawn after the P2 values, so a seed's rigid body and P2 friction draws stay the same
+        drawn = replace(drawn, load_coefficient=draw(f.load_coefficient, s.friction_rel),
+                        viscous_quadratic_nm_s2_per_rad2=draw(f.viscous_quadratic_nm_s2_per_rad2, s.friction_rel),
+                        presliding_distance_rad=draw(f.presliding_distance_rad, s.stribeck_rel), terms=None)
+    friction_model = drawn
     spread_dict = {k: float(v) for k, v in s.__dict__.items()}
     return replace(
         nominal,
@@ -215,8 +271,8 @@ def make_truth(robot: str = "ur3", seed: int = 0, *, spread: float | TruthSpread
         link_com_m=coms,
         link_inertia_kgm2=inertias,
         rotor_inertia_kgm2=rotor,
-        friction=friction,
+        friction=friction_model,
         drive_gains_nm_per_a=gains,
         provenance={"source": "robot_dynamics_id.sim.truth.make_truth", "robot": name,
-                    "seed": int(seed), "spread": spread_dict},
+                    "seed": int(seed), "spread": spread_dict, "friction": friction},
     )

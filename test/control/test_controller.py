@@ -153,3 +153,22 @@ def test_projected_and_operational_space_laws_agree_at_rest_on_target(model):
     jac_tip = ctl.osm.jacobian_at_tip()
     g = pin.computeGeneralizedGravity(ctl.osm.model, ctl.osm.model.createData(), Q)
     np.testing.assert_allclose(torques[0], g + jac_tip[:3].T @ (10.0 * z), atol=1e-6)
+
+
+def test_friction_feed_forward_evaluates_the_extended_model(model):
+    """Load-dependent Coulomb and the quadratic viscous term are fed forward as dynamics/friction computes them."""
+    from dataclasses import replace
+
+    from robot_dynamics_id.dynamics.friction import SIGN_SMOOTHING_RAD_S, friction_torque
+    from robot_dynamics_id.sim.truth import nominal_friction
+
+    fr = nominal_friction("ur3", "real")
+    ctl = _controller(replace(model, friction=fr), friction_compensation_velocity_rad_s=SIGN_SMOOTHING_RAD_S)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        qd = rng.normal(0, 0.8, 6)
+        load = rng.normal(0, 10, 6)
+        np.testing.assert_allclose(ctl._friction(qd, load), friction_torque(fr, qd, load_torque_nm=load), atol=1e-12)
+    # without a load torque the load-dependent term is left out, nothing else changes
+    qd = rng.normal(0, 0.8, 6)
+    np.testing.assert_allclose(ctl._friction(qd), friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)

@@ -344,14 +344,77 @@ def test_bad_commands_are_rejected_with_clear_errors():
 
 
 def test_fused_friction_evaluation_equals_the_package_model():
-    from robot_dynamics_id.sim.plant import _FrictionEvaluator
+    from robot_dynamics_id.sim.joint_friction import JointFriction
 
     truth = make_truth("ur3", 13)
-    evaluator = _FrictionEvaluator(truth.friction)
+    evaluator = JointFriction(truth.friction)
     rng = np.random.default_rng(0)
     for qd in np.concatenate([rng.normal(0, 0.002, (50, 6)), rng.normal(0, 1.0, (50, 6))]):
         torque, slope = evaluator.torque_and_slope(qd)
         np.testing.assert_allclose(torque, friction_torque(truth.friction, qd), rtol=0, atol=1e-12)
         h = 1e-7  # the slope is the derivative (it is integrated implicitly)
         numeric = (friction_torque(truth.friction, qd + h) - friction_torque(truth.friction, qd - h)) / (2 * h)
+        np.testing.assert_allclose(slope, numeric, rtol=1e-4, atol=1e-3)
+
+
+def _links_torque(truth, q, qd, qdd):
+    links = truth.robot_model().model.copy()
+    links.armature = np.zeros(6)
+    return np.array(pin.rnea(links, links.createData(), q, qd, qdd))
+
+
+def test_real_friction_at_constant_velocity_is_the_extended_model():
+    """At constant velocity the plant's friction = the model with the links' load torque and a fully slid state."""
+    truth = make_truth("ur3", 8, friction="real")
+    sim = SimulatedUR(truth=truth, rate_hz=500, initial_q_rad=HOME, noise=False)
+    sim.speed_j([0.4, -0.3, 0.3, 0.6, -0.6, 0.9], 4.0)
+    sim.step(300)
+    for _ in range(10):
+        sim.step()
+        q, qd = sim.q_true_rad, sim.qd_true_rad_s
+        load = _links_torque(truth, q, qd, np.zeros(6))
+        expected = friction_torque(truth.friction, qd, load_torque_nm=load, presliding_state=np.sign(qd))
+        np.testing.assert_allclose(sim.friction_torque_nm, expected, atol=2e-3)
+    # the load-dependent part is really there: the shoulder carries its arm's weight
+    assert truth.friction.load_coefficient[1] * abs(load[1]) > 0.1
+
+
+def test_a_joint_at_rest_holds_torque_in_the_direction_it_last_moved():
+    """Presliding: after moving + and stopping the friction holds +; after moving - it holds -."""
+    truth = nominal_truth("ur3", friction="real")
+    sim = SimulatedUR(truth=truth, rate_hz=500, initial_q_rad=HOME, noise=False)
+    model = truth.robot_model()
+    held = []
+    for direction in (1.0, -1.0, 1.0):
+        sim.speed_j(direction * np.array([0.3, 0, 0, 0, 0.3, 0]), 2.0)
+        sim.step(500)
+        sim.speed_j(np.zeros(6), 2.0)
+        sim.step(500)
+        assert np.max(np.abs(sim.qd_true_rad_s)) < 1e-6  # at rest
+        gravity = pin.computeGeneralizedGravity(model.model, model.new_data(), sim.q_true_rad)
+        held.append((sim.motor_torque_nm - gravity)[[0, 4]])
+    held = np.array(held)
+    breakaway = (truth.friction.coulomb_nm + truth.friction.static_nm)[[0, 4]]
+    assert np.all(held[0] > 0.3 * breakaway) and np.all(held[1] < -0.3 * breakaway) and np.all(held[2] > 0)
+    assert np.all(np.abs(held) <= breakaway + 1e-6)
+
+
+def test_extended_friction_slope_is_its_derivative():
+    from robot_dynamics_id.sim.joint_friction import JointFriction
+
+    truth = make_truth("ur3", 13, friction="real")
+    friction = replace(truth.friction, presliding_distance_rad=np.r_[1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0],
+                       terms=("p2+load+poly+presliding",) * 3 + ("p2+load+poly",) * 3)
+    evaluator = JointFriction(friction)
+    evaluator.state = np.array([0.3, -1.0, 1.0, 0.0, 0.0, 0.0])
+    load = np.array([2.0, -10.0, 4.0, 1.0, -0.5, 0.1])
+    rng = np.random.default_rng(0)
+    for qd in np.concatenate([rng.normal(0, 0.02, (20, 6)), rng.normal(0, 1.0, (20, 6))]):
+        torque, slope = evaluator.torque_and_slope(qd, load)
+        state = np.where(friction.presliding, evaluator.state, np.nan)
+        expected = friction_torque(friction, qd, load_torque_nm=load, presliding_state=state)
+        np.testing.assert_allclose(torque, expected, atol=1e-12)
+        h = 1e-7
+        numeric = (friction_torque(friction, qd + h, load_torque_nm=load, presliding_state=state)
+                   - friction_torque(friction, qd - h, load_torque_nm=load, presliding_state=state)) / (2 * h)
         np.testing.assert_allclose(slope, numeric, rtol=1e-4, atol=1e-3)

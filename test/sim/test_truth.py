@@ -91,3 +91,24 @@ def test_controller_model_is_nominal_without_friction():
 def test_negative_spread_is_rejected():
     with pytest.raises(ValueError, match="spread"):
         make_truth("ur3", 0, spread=-1.0)
+
+
+def test_real_friction_truths_are_dissipative_concave_and_keep_the_rigid_body_draws():
+    from robot_dynamics_id.dynamics.friction import steady_friction_curve
+
+    for seed in range(30):
+        real, p2 = make_truth("ur3", seed, friction="real"), make_truth("ur3", seed)
+        np.testing.assert_allclose(real.link_mass_kg, p2.link_mass_kg, rtol=0, atol=0)
+        np.testing.assert_allclose(real.link_inertia_kgm2, p2.link_inertia_kgm2, rtol=0, atol=0)
+        f = real.friction
+        assert f.terms == ("p2+load+poly+presliding",) * 6
+        speeds = np.linspace(0.0, 2.0, 41)
+        curve = steady_friction_curve(f, speeds)
+        assert np.all(curve > 0), seed  # dissipative wherever a UR3 joint moves in an excitation
+        # the big joints' friction rises from standstill and flattens: above its chord from 0 to 2 rad/s
+        # (concave on that scale; near 0 the Stribeck rise itself is convex for speeds below x_s / sqrt(3))
+        assert np.all(curve[20, :3] > 0.5 * (curve[0, :3] + curve[40, :3])), seed
+        assert np.all((f.load_coefficient > 0.03) & (f.load_coefficient < 0.09))
+        assert np.all((f.presliding_distance_rad >= 5e-4) & (f.presliding_distance_rad <= 1.5e-3))
+    with pytest.raises(ValueError, match="friction kind"):
+        make_truth("ur3", 1, friction="lugre")

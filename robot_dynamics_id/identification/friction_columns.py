@@ -1,0 +1,338 @@
+"""Friction columns of the identification: which terms each joint has, evaluated and parallel-filtered.
+
+:class:`FrictionDesign` says which friction terms (dynamics/friction.py: P2 eq. (11) + offset,
+load-dependent Coulomb, odd polynomial viscous law, Dahl presliding) each joint has and the
+shape constants (Stribeck velocity x_s, Coulomb smoothing v_k, presliding distance delta)
+its columns are evaluated with. For those constants and a given load torque the model is
+linear in its parameters. :class:`ColumnCache` evaluates the columns on the full-rate
+velocity (the presliding state on the full-rate travel, the trapezoidal integral of ``qd``; the
+load torque carried
+from the decimated samples to the full rate by a cubic spline), then low-passes, trims and
+decimates them exactly like the measured torque (Gautier's parallel filtering;
+identification/preprocessing.py). Also here: the standstill row mask and the
+dissipativity rows of the consistent estimator (identification/friction_fit.py uses them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.interpolate
+import scipy.signal
+
+from ..dynamics.friction import (
+    EXTENDED_FRICTION_NAMES,
+    FRICTION_TERMS,
+    LINEAR_FRICTION_NAMES,
+    SIGN_SMOOTHING_RAD_S,
+    FrictionParameters,
+    dahl_state,
+    parse_terms,
+    terms_name,
+)
+from .preprocessing import PreprocessedData
+
+__all__ = [
+    "ColumnCache",
+    "FrictionDesign",
+    "design_columns",
+    "dissipativity_rows",
+    "friction_torque_preprocessed",
+    "joint_columns",
+    "standstill_mask",
+]
+
+_SPLINE_MIN_SAMPLES = 4
+
+
+@dataclass(frozen=True)
+class FrictionDesign:
+    """Which friction terms each joint has, and the shape constants the columns are evaluated with.
+
+    Column order of :func:`design_columns`: the P2 columns of every joint (4n, joint-major,
+    :data:`LINEAR_FRICTION_NAMES`), then the optional parameters (joint-major, in
+    :data:`EXTENDED_FRICTION_NAMES` order) of the joints that have them.
+    """
+
+    terms: tuple[tuple[str, ...], ...]
+    stribeck_velocity_rad_s: np.ndarray
+    coulomb_velocity_rad_s: np.ndarray
+    presliding_distance_rad: np.ndarray
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.terms)
+
+    @property
+    def presliding(self) -> np.ndarray:
+        return np.array(["presliding" in t for t in self.terms])
+
+    def joint_parameters(self, j: int) -> list[str]:
+        """The linear parameters of joint j, P2 first."""
+        extra = [p for p in EXTENDED_FRICTION_NAMES[4:]
+                 if any(p in FRICTION_TERMS[t] for t in self.terms[j])]
+        return list(LINEAR_FRICTION_NAMES) + extra
+
+    def extras(self) -> list[tuple[int, str]]:
+        """(joint, parameter) of every optional column, in column order."""
+        return [(j, p) for j in range(self.n_joints) for p in self.joint_parameters(j)[4:]]
+
+    @property
+    def n_columns(self) -> int:
+        return 4 * self.n_joints + len(self.extras())
+
+    def column_indices(self, j: int) -> np.ndarray:
+        """Indices of joint j's columns (in :meth:`joint_parameters` order) among the design's columns."""
+        extra_at = [4 * self.n_joints + k for k, (jj, _) in enumerate(self.extras()) if jj == j]
+        return np.array(list(range(4 * j, 4 * j + 4)) + extra_at, int)
+
+    def names(self) -> list[str]:
+        p2 = [f"joint{j + 1}.{p}" for j in range(self.n_joints) for p in LINEAR_FRICTION_NAMES]
+        return p2 + [f"joint{j + 1}.{p}" for j, p in self.extras()]
+
+    def family(self, j: int) -> str:
+        return terms_name(self.terms[j])
+
+    def with_terms(self, terms) -> FrictionDesign:
+        return replace(self, terms=tuple(tuple(t) for t in terms))
+
+    def with_shape(self, j: int, *, stribeck_velocity_rad_s: float | None = None,
+                   presliding_distance_rad: float | None = None) -> FrictionDesign:
+        x_s, delta = self.stribeck_velocity_rad_s.copy(), self.presliding_distance_rad.copy()
+        if stribeck_velocity_rad_s is not None:
+            x_s[j] = stribeck_velocity_rad_s
+        if presliding_distance_rad is not None:
+            delta[j] = presliding_distance_rad
+        return replace(self, stribeck_velocity_rad_s=x_s, presliding_distance_rad=delta)
+
+    def parameters(self, values: np.ndarray) -> FrictionParameters:
+        """The :class:`FrictionParameters` of column values (this design's order); absent terms are zero."""
+        values = np.asarray(values, float)
+        n = self.n_joints
+        ext = np.zeros((n, len(EXTENDED_FRICTION_NAMES)))
+        ext[:, :4] = values[: 4 * n].reshape(n, 4)
+        for k, (j, p) in enumerate(self.extras()):
+            ext[j, EXTENDED_FRICTION_NAMES.index(p)] = values[4 * n + k]
+        delta = np.where(self.presliding, self.presliding_distance_rad, 0.0)
+        return FrictionParameters.from_extended_vector(
+            ext.ravel(), stribeck_velocity_rad_s=self.stribeck_velocity_rad_s,
+            coulomb_velocity_rad_s=self.coulomb_velocity_rad_s, presliding_distance_rad=delta,
+            terms=[self.family(j) for j in range(n)])
+
+    @classmethod
+    def of(cls, friction: FrictionParameters) -> FrictionDesign:
+        """The design of an existing friction model (its terms and shape constants)."""
+        return cls(tuple(parse_terms(t) for t in friction.terms), friction.stribeck_velocity_rad_s.copy(),
+                   friction.coulomb_velocity_rad_s.copy(), friction.presliding_distance_rad.copy())
+
+
+# ------------------------------------------------------------------------------------------- columns
+class ColumnCache:
+    """The full-rate signals of one preprocessed data set and its parallel filter, for friction columns.
+
+    Presliding states are cached per (joint, distance): the searches evaluate the same ones often.
+    Exact data (no filter: ``data.filter_sos is None``) use the decimated velocity and the
+    position increments instead.
+
+    ``fast=True`` (for the searches, which only need where the minimum is): the low-pass runs at a
+    rate m times lower after a centred moving average of m samples (m odd, dividing the decimation,
+    the intermediate rate at least 4x the decimated one): the same cut-off, a passband droop below
+    1 % at the cut-off. Columns that are fitted or predicted with use the exact filter.
+    """
+
+    def __init__(self, data: PreprocessedData, *, fast: bool = False) -> None:
+        self.data = data
+        self.exact = data.filter_sos is None
+        self._signs: dict[tuple[int, float], tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        self._reduce = None
+        if fast and not self.exact and not data.keep_all_samples:
+            m = max((k for k in range(1, data.decimation // 4 + 1, 2) if data.decimation % k == 0), default=1)
+            if m > 1:
+                order = 2 * data.filter_sos.shape[0]
+                fs = data.sample_rate_hz * data.decimation
+                self._reduce = (m, scipy.signal.butter(order, data.cutoff_hz, fs=fs / m, output="sos"))
+        if self.exact:
+            rows = [np.flatnonzero(data.segment_id == s) for s in np.unique(data.segment_id)]
+            self.qd = [data.qd_rad_s[r] for r in rows]
+            self.dq = [np.diff(data.q_rad[r], axis=0, prepend=data.q_rad[r[:1]]) for r in rows]
+        else:
+            rows = [np.flatnonzero(data.segment_id == s) for s in range(len(data.full_rate_qd_rad_s))]
+            period = 1.0 / (data.sample_rate_hz * data.decimation)
+            self.qd = list(data.full_rate_qd_rad_s)
+            # travel between samples by the trapezoidal rule (qd_k dt alone would lag half a sample). The
+            # small motions of a joint settling at a stop count too: they move the presliding state.
+            self.dq = [0.5 * period * (qd + np.concatenate([qd[:1], qd[:-1]])) for qd in self.qd]
+        self.rows = rows
+        self._dahl: dict[tuple[int, float], list[np.ndarray]] = {}
+        self._static: dict[tuple[int, float, float, float], np.ndarray] = {}
+
+    def dahl(self, j: int, delta: float) -> list[np.ndarray]:
+        key = (j, float(delta))
+        if key not in self._dahl:
+            self._dahl[key] = [dahl_state(dq[:, j:j + 1], delta)[:, 0] for dq in self.dq]
+        return self._dahl[key]
+
+    def _load(self, k: int, j: int, load_torque_nm: np.ndarray) -> np.ndarray:
+        values = load_torque_nm[self.rows[k], j:j + 1]
+        if self.exact or self.data.keep_all_samples:  # already at every full-rate sample of the segment
+            return values[:, 0]
+        return _to_full_rate(values, self.qd[k].shape[0], self.data.trim_samples, self.data.decimation)[:, 0]
+
+    def filtered(self, parts: list[np.ndarray]) -> np.ndarray:
+        """Per-segment full-rate values (M, k) -> low-passed, trimmed, decimated and stacked (N, k)."""
+        if self.exact:
+            return np.concatenate(parts, axis=0)
+        d, out = self.data, []
+        if self._reduce is not None:
+            return self._filtered_fast(parts)
+        for values in parts:
+            m = values.shape[0]
+            f = scipy.signal.sosfiltfilt(d.filter_sos, values, axis=0, padlen=min(3 * d.trim_samples, m - 1))
+            # validation keeps every sample (preprocessing keep_all_samples): nothing trimmed or decimated
+            out.append(f if d.keep_all_samples else f[d.trim_samples: m - d.trim_samples: d.decimation])
+        return np.concatenate(out, axis=0)
+
+    def _filtered_fast(self, parts: list[np.ndarray]) -> np.ndarray:
+        d = self.data
+        m, sos = self._reduce
+        half, step, out = m // 2, d.decimation // m, []
+        for values in parts:
+            length = values.shape[0]
+            first = d.trim_samples % m
+            centres = np.arange(first, length, m)
+            total = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
+            lo = np.clip(centres - half, 0, length)
+            hi = np.clip(centres + half + 1, 0, length)
+            averaged = (total[hi] - total[lo]) / np.maximum(hi - lo, 1)[:, None]
+            f = scipy.signal.sosfiltfilt(sos, averaged, axis=0,
+                                         padlen=min(3 * d.trim_samples // m, averaged.shape[0] - 1))
+            keep = len(range(d.trim_samples, length - d.trim_samples, d.decimation))
+            start = (d.trim_samples - first) // m
+            out.append(f[start: start + step * keep: step])
+        return np.concatenate(out, axis=0)
+
+    def _tanh_signs(self, j: int, coulomb_velocity_rad_s: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        key = (j, float(coulomb_velocity_rad_s))
+        if key not in self._signs:
+            self._signs[key] = ([np.tanh(qd[:, j] / SIGN_SMOOTHING_RAD_S) for qd in self.qd],
+                                [np.tanh(qd[:, j] / coulomb_velocity_rad_s) for qd in self.qd])
+        return self._signs[key]
+
+    def columns(self, j: int, params: list[str], *, stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
+                presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
+        """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`)."""
+        if "load_coefficient" in params and load_torque_nm is None:
+            raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
+        if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
+            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad))
+            if key not in self._static:
+                self._static[key] = self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
+                                                  presliding_distance_rad, None)
+            return self._static[key]
+        return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
+                             load_torque_nm)
+
+    def _columns(self, j: int, params: list[str], stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
+                 presliding_distance_rad: float, load_torque_nm: np.ndarray | None) -> np.ndarray:
+        parts = []
+        for k, (qd_all, _) in enumerate(zip(self.qd, self.dq)):
+            qd = qd_all[:, j]
+            if presliding_distance_rad > 0:
+                static = coulomb = self.dahl(j, presliding_distance_rad)[k]
+            else:
+                signs = self._tanh_signs(j, coulomb_velocity_rad_s)
+                static, coulomb = signs[0][k], signs[1][k]
+            values = {
+                "static_nm": lambda: static / (1.0 + (qd / stribeck_velocity_rad_s) ** 2),
+                "coulomb_nm": lambda: coulomb,
+                "viscous_nm_s_per_rad": lambda: qd,
+                "offset_nm": lambda: np.ones_like(qd),
+                "load_coefficient": lambda: np.abs(self._load(k, j, load_torque_nm)) * coulomb,
+                "viscous_quadratic_nm_s2_per_rad2": lambda: qd * np.abs(qd),
+            }
+            parts.append(np.column_stack([values[p]() for p in params]))
+        return self.filtered(parts)
+
+    def design_joint(self, design: FrictionDesign, j: int, load_torque_nm: np.ndarray | None,
+                     params: list[str] | None = None) -> np.ndarray:
+        """Joint j's columns of a design (all of them, or the named ones)."""
+        return self.columns(j, design.joint_parameters(j) if params is None else params,
+                            stribeck_velocity_rad_s=float(design.stribeck_velocity_rad_s[j]),
+                            coulomb_velocity_rad_s=float(design.coulomb_velocity_rad_s[j]),
+                            presliding_distance_rad=float(design.presliding_distance_rad[j])
+                            if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm)
+
+
+def _to_full_rate(values: np.ndarray, length: int, trim: int, decimation: int) -> np.ndarray:
+    """Decimated samples (at full-rate indices trim + k*decimation) to every full-rate index (cubic spline,
+    end values held beyond the first and last sample)."""
+    idx = trim + decimation * np.arange(values.shape[0])
+    full = np.arange(length)
+    if values.shape[0] >= _SPLINE_MIN_SAMPLES:
+        spline = scipy.interpolate.CubicSpline(idx, values, axis=0, extrapolate=False)
+        return spline(np.clip(full, idx[0], idx[-1]))
+    return np.column_stack([np.interp(full, idx, values[:, k]) for k in range(values.shape[1])])
+
+
+def joint_columns(data: PreprocessedData | ColumnCache, design: FrictionDesign, j: int,
+                  load_torque_nm: np.ndarray | None = None) -> np.ndarray:
+    """Joint j's friction columns (N, k), parallel-filtered like the torque, in :meth:`joint_parameters` order."""
+    cache = data if isinstance(data, ColumnCache) else ColumnCache(data)
+    return cache.design_joint(design, j, load_torque_nm)
+
+
+def design_columns(data: PreprocessedData | ColumnCache, design: FrictionDesign,
+                   load_torque_nm: np.ndarray | None = None) -> np.ndarray:
+    """All friction columns of a design (N*n, :attr:`FrictionDesign.n_columns`), rows sample-major."""
+    cache = data if isinstance(data, ColumnCache) else ColumnCache(data)
+    n = design.n_joints
+    n_samples = cache.data.n_samples
+    out = np.zeros((n_samples, n, design.n_columns))
+    for j in range(n):
+        out[:, j, design.column_indices(j)] = cache.design_joint(design, j, load_torque_nm)
+    return out.reshape(n_samples * n, design.n_columns)
+
+
+def friction_torque_preprocessed(friction: FrictionParameters, data: PreprocessedData,
+                                 load_torque_nm: np.ndarray | None = None) -> np.ndarray:
+    """The friction torque (N, n) a model predicts for preprocessed samples, parallel-filtered like the torque."""
+    design = FrictionDesign.of(friction)
+    ext = friction.extended_vector().reshape(-1, len(EXTENDED_FRICTION_NAMES))
+    out = np.empty((data.n_samples, design.n_joints))
+    for j in range(design.n_joints):
+        cols = joint_columns(data, design, j, load_torque_nm)
+        out[:, j] = cols @ ext[j, [EXTENDED_FRICTION_NAMES.index(p) for p in design.joint_parameters(j)]]
+    return out
+
+
+def standstill_mask(data: PreprocessedData, velocity_rad_s: float) -> np.ndarray:
+    """Row weights (N*n,): 0 where the joint is at rest (|qd| < velocity_rad_s), else 1 (module doc)."""
+    if velocity_rad_s < 0:
+        raise ValueError(f"standstill velocity must be >= 0 rad/s, got {velocity_rad_s}")
+    return (np.abs(data.qd_rad_s) >= velocity_rad_s).astype(float).ravel()
+
+
+def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, points: int = 24
+                       ) -> np.ndarray:
+    """Rows G (m, n_columns) with ``G phi >= 0`` <=> the friction dissipates over the speeds seen.
+
+    Per joint, the steady sliding curve (sgn = 1; the load term is >= 0 by mu >= 0, the offset is
+    not friction) at 0 and at ``points - 1`` speeds spread geometrically up to the joint's largest
+    speed: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 >= 0``.
+    """
+    n = design.n_joints
+    rows = []
+    for j in range(n):
+        v_max = max(float(max_speed_rad_s[j]), 1e-3)
+        speeds = np.concatenate([[0.0], np.geomspace(1e-3, v_max, points - 1)])
+        idx = design.column_indices(j)
+        params = design.joint_parameters(j)
+        for v in speeds:
+            row = np.zeros(design.n_columns)
+            values = {"static_nm": 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2), "coulomb_nm": 1.0,
+                      "viscous_nm_s_per_rad": v, "viscous_quadratic_nm_s2_per_rad2": v * v}
+            for k, p in zip(idx, params):
+                row[k] = values.get(p, 0.0)
+            rows.append(row)
+    return np.array(rows)

@@ -1,0 +1,115 @@
+"""The friction model: P2 eq. (11) unchanged, the load-dependent, quadratic and presliding terms, the file form."""
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.dynamics.friction import (
+    FrictionParameters,
+    dahl_state,
+    friction_regressor,
+    friction_torque,
+    parse_terms,
+    steady_friction_curve,
+)
+
+
+def _extended(n=3, **changes):
+    rng = np.random.default_rng(4)
+    values = dict(static_nm=-rng.uniform(0.2, 0.5, n), coulomb_nm=rng.uniform(1, 2, n),
+                  viscous_nm_s_per_rad=rng.uniform(0.5, 1, n), offset_nm=rng.uniform(-0.1, 0.1, n),
+                  stribeck_velocity_rad_s=rng.uniform(0.1, 0.3, n), coulomb_velocity_rad_s=np.full(n, 0.01),
+                  load_coefficient=np.full(n, 0.06), viscous_quadratic_nm_s2_per_rad2=np.full(n, -0.1),
+                  presliding_distance_rad=np.full(n, 1e-3))
+    values.update(changes)
+    return FrictionParameters(**values)
+
+
+def test_dahl_state_is_the_exact_recursion_and_holds_the_last_direction_at_rest():
+    rng = np.random.default_rng(0)
+    t = np.arange(6000) / 500.0
+    q = np.column_stack([0.5 * np.sin(2 * np.pi * 0.3 * t) + rng.normal(0, 1e-6, t.size),
+                         np.where(t < 6, t, 6.0) * 0.1])
+    dq = np.diff(q, axis=0, prepend=q[:1])
+    delta = np.array([1e-3, 5e-4])
+    z = dahl_state(dq, delta, initial=0.2)
+    expected = np.empty_like(dq)
+    state = np.array([0.2, 0.2])
+    for k in range(dq.shape[0]):
+        sign = np.sign(dq[k])
+        state = sign + (state - sign) * np.exp(-np.abs(dq[k]) / delta)
+        expected[k] = state
+    np.testing.assert_allclose(z, expected, atol=1e-8)
+    assert np.all(np.abs(z) <= 1.0 + 1e-12)
+    # joint 1 moved forward then stopped: at rest the state keeps the sign of the last motion
+    assert np.all(z[t > 7, 1] > 0.95)
+    # it takes about delta of travel to build up: after 1 delta from rest it is 1 - 1/e of the way
+    single = dahl_state(np.full((10, 1), 1e-4), 1e-3)
+    np.testing.assert_allclose(single[-1, 0], 1 - np.exp(-1.0), rtol=1e-9)
+
+
+def test_p2_models_evaluate_exactly_as_before():
+    rng = np.random.default_rng(1)
+    fr = FrictionParameters(*rng.uniform(0, 1, (4, 6)), rng.uniform(0.05, 0.2, 6), np.full(6, 0.01))
+    qd = rng.normal(0, 1, (20, 6))
+    y = friction_regressor(qd, fr.stribeck_velocity_rad_s, fr.coulomb_velocity_rad_s)
+    np.testing.assert_allclose(friction_torque(fr, qd), np.einsum("kjl,jl->kj", y, fr.linear_vector().reshape(6, 4)),
+                               rtol=0, atol=1e-14)
+    assert fr.is_p2 and fr.terms == ("p2",) * 6
+    assert fr.to_dict()["model"].startswith("stribeck_coulomb_viscous")
+
+
+def test_extended_terms_add_what_their_equations_say():
+    fr = _extended()
+    qd = np.array([[0.5, -0.3, 1.0]])
+    load = np.array([[10.0, -4.0, 0.0]])
+    state = np.array([[1.0, -1.0, 1.0]])
+    tau = friction_torque(fr, qd, load_torque_nm=load, presliding_state=state)
+    expected = (fr.static_nm * state / (1 + (qd / fr.stribeck_velocity_rad_s) ** 2)
+                + (fr.coulomb_nm + fr.load_coefficient * np.abs(load)) * state + fr.viscous_nm_s_per_rad * qd
+                + fr.viscous_quadratic_nm_s2_per_rad2 * qd * np.abs(qd) + fr.offset_nm)
+    np.testing.assert_allclose(tau, expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="load_torque_nm"):
+        friction_torque(fr, qd)
+    # without a presliding state: the steady (kinetic) friction, sign smoothed over v_k
+    steady = friction_torque(fr, qd, load_torque_nm=load)
+    np.testing.assert_allclose(steady, expected, rtol=1e-6)
+
+
+def test_the_steady_curve_is_the_dissipative_part():
+    fr = _extended()
+    v = np.array([0.0, 0.1, 1.0])
+    curve = steady_friction_curve(fr, v)
+    expected = (fr.static_nm / (1 + (v[:, None] / fr.stribeck_velocity_rad_s) ** 2) + fr.coulomb_nm
+                + fr.viscous_nm_s_per_rad * v[:, None] + fr.viscous_quadratic_nm_s2_per_rad2 * v[:, None] ** 2)
+    np.testing.assert_allclose(curve, expected, rtol=1e-12)
+
+
+def test_file_form_round_trips_and_old_files_still_load():
+    fr = _extended()
+    again = FrictionParameters.from_dict(fr.to_dict())
+    np.testing.assert_allclose(again.extended_vector(), fr.extended_vector())
+    np.testing.assert_allclose(again.presliding_distance_rad, fr.presliding_distance_rad)
+    assert again.terms == ("p2+load+poly+presliding",) * 3
+    old = {"static_nm": [0.1, 0.2], "coulomb_nm": [1.0, 1.0], "viscous_nm_s_per_rad": [0.5, 0.5],
+           "stribeck_velocity_rad_s": [0.1, 0.1]}
+    loaded = FrictionParameters.from_dict(old)
+    assert loaded.is_p2 and np.all(loaded.load_coefficient == 0)
+
+
+def test_negative_load_coefficient_is_kept_and_flagged():
+    # an unconstrained estimator may give mu < 0: the model must still predict what was identified
+    fr = _extended(load_coefficient=np.array([0.06, -0.1, 0.0]))
+    np.testing.assert_array_equal(fr.non_physical_load, [False, True, False])
+    assert not _extended().non_physical_load.any()
+    again = FrictionParameters.from_dict(fr.to_dict())
+    np.testing.assert_array_equal(again.load_coefficient, fr.load_coefficient)
+
+
+def test_inconsistent_terms_and_values_are_refused():
+    with pytest.raises(ValueError, match="exclude load_coefficient"):
+        _extended(terms=("p2+poly+presliding",) * 3)
+    with pytest.raises(ValueError, match="presliding needs a distance"):
+        _extended(terms=("p2+load+poly",) * 3)
+    with pytest.raises(ValueError, match="unknown friction term"):
+        parse_terms("p2+stiction")
+    assert parse_terms("p2+presliding+load") == ("load", "presliding")

@@ -1,0 +1,150 @@
+"""Friction in the identification: recovery of known terms, the choice of the family, dissipativity, standstill."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from robot_dynamics_id.dynamics.friction import FrictionParameters, steady_friction_curve
+from robot_dynamics_id.identification.friction_columns import FrictionDesign, dissipativity_rows, standstill_mask
+from robot_dynamics_id.identification.friction_uncertainty import _on_search_boundary
+from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_torque, validate
+from robot_dynamics_id.identification.synthetic import inverse_dynamics, perturbed_truth, synthetic_recording
+from robot_dynamics_id.sim.truth import nominal_friction
+
+
+def _truth(friction: FrictionParameters):
+    return replace(perturbed_truth("ur3", seed=1), friction=friction)
+
+
+@pytest.fixture(scope="module")
+def real():
+    """A UR3 with the friction real joints have (load-dependent, concave, presliding) and noisy torques."""
+    truth = _truth(nominal_friction("ur3", "real"))
+    train = synthetic_recording(truth, duration_s=30, rate_hz=200, seed=3, torque_noise_nm=0.05,
+                                position_noise_rad=1e-5)
+    check = synthetic_recording(truth, duration_s=15, rate_hz=200, seed=8, torque_noise_nm=0.05,
+                                position_noise_rad=1e-5)
+    return truth, train, check
+
+
+def test_known_terms_are_recovered_where_the_data_excite_them(real):
+    truth, train, _ = real
+    result = identify(train, "ur3", IdentificationOptions(friction_model="p2+load+poly+presliding"))
+    fr, tr = result.model.friction, truth.friction
+    assert fr.terms == ("p2+load+poly+presliding",) * 6
+    # the joints carrying load torque: mu within 10 %, the presliding distance (seen only through the
+    # low-passed transitions at reversals) within 20 %
+    for name, bar in (("load_coefficient", 0.10), ("presliding_distance_rad", 0.20)):
+        error = np.abs(getattr(fr, name)[1:3] / getattr(tr, name)[1:3] - 1)
+        assert np.all(error < bar), (name, getattr(fr, name), getattr(tr, name))
+    # the friction curve over the speeds the run reached, within 5 % (Stribeck, Coulomb, viscous and
+    # quadratic terms can trade with each other over a limited speed range: the curve is what counts)
+    for j in range(6):
+        speeds = np.linspace(0.05, np.abs(train.qd_rad_s[:, j]).max(), 20)
+        curve, true_curve = steady_friction_curve(fr, speeds)[:, j], steady_friction_curve(tr, speeds)[:, j]
+        assert np.all(np.abs(curve - true_curve) < 0.05 * np.abs(true_curve)), j
+        assert np.all(curve >= 0)
+    # every parameter the reported uncertainty calls determined (3 sigma inside 10 %) is within 10 %
+    u = result.friction_uncertainty
+    determined = 0
+    for name, std in zip(u["names"], u["std"]):
+        joint, parameter = int(name[5]) - 1, name.split(".")[1]
+        if parameter == "offset_nm":
+            continue
+        value, true = getattr(fr, parameter)[joint], getattr(tr, parameter)[joint]
+        relative = std if parameter in ("stribeck_velocity_rad_s", "presliding_distance_rad") else std / abs(value)
+        if relative < 0.1 / 3:
+            determined += 1
+            assert abs(value / true - 1) < 0.10, (name, value, true, relative)
+    assert determined >= 6
+
+
+def test_the_choice_finds_the_true_family_and_beats_the_p2_model(real):
+    truth, train, check = real
+    chosen = identify(train, "ur3")
+    selection = chosen.model.provenance["friction_model"]["selection"]
+    assert selection["chosen"] == list(chosen.model.friction.terms)
+    # every joint's friction has a presliding state and the loaded joints a load term: both must be found
+    assert all("presliding" in t for t in chosen.model.friction.terms), chosen.model.friction.terms
+    assert all("load" in t for t in chosen.model.friction.terms[1:3]), chosen.model.friction.terms
+    p2 = identify(train, "ur3", IdentificationOptions(friction_model="p2"))
+    rms_auto = np.asarray(validate(chosen.model, check, "ur3", cutoff_hz=chosen.data.cutoff_hz)["rms_nm"])
+    rms_p2 = np.asarray(validate(p2.model, check, "ur3", cutoff_hz=p2.data.cutoff_hz)["rms_nm"])
+    assert np.all(rms_auto < 0.5 * rms_p2), (rms_auto, rms_p2)
+
+
+def test_a_p2_arm_gets_the_p2_model():
+    truth = perturbed_truth("ur3", seed=1)
+    train = synthetic_recording(truth, duration_s=30, rate_hz=200, seed=3, torque_noise_nm=0.05)
+    result = identify(train, "ur3")
+    terms = result.model.friction.terms
+    assert sum(t == "p2" for t in terms) >= 5, terms
+    assert not any("presliding" in t or "load" in t for t in terms), terms
+
+
+def test_consistent_estimate_keeps_a_negative_static_term_and_loses_nothing(real):
+    """Friction that rises from standstill needs f_s < 0; the constraint is dissipativity, not f_s >= 0."""
+    truth, train, _ = real
+    consistent = identify(train, "ur3", IdentificationOptions(friction_model="p2+load+poly+presliding"))
+    rms = consistent.model.provenance["training_moving_rms_nm"]
+    # the unconstrained weighted fit is the best possible on these rows: the consistent one is within 2 %
+    assert np.all(np.asarray(rms["model"]) <= 1.02 * np.asarray(rms["linear"])), rms
+    assert np.all(consistent.model.friction.static_nm[:3] < 0)
+    assert consistent.physically_consistent_links.all()
+    assert consistent.consistent.info["min_inequality"] >= -1e-9
+
+
+def test_dissipativity_rows_describe_the_steady_curve():
+    fr = nominal_friction("ur3", "real")
+    design = FrictionDesign.of(fr)
+    rows = dissipativity_rows(design, np.full(6, 1.5), points=8)
+    values = np.concatenate([fr.linear_vector()] + [fr.extended_vector().reshape(6, -1)[j, 4:][
+        [p in design.joint_parameters(j) for p in ("load_coefficient", "viscous_quadratic_nm_s2_per_rad2")]]
+        for j in range(6)])
+    from_rows = (rows @ values).reshape(6, 8).T
+    speeds = np.concatenate([[0.0], np.geomspace(1e-3, 1.5, 7)])
+    np.testing.assert_allclose(from_rows, steady_friction_curve(fr, speeds), rtol=1e-12)
+
+
+def test_standstill_rows_are_left_out_and_do_not_bias_the_fit(real):
+    truth, train, _ = real
+    data = identify(train, "ur3", IdentificationOptions(friction_model="p2")).data
+    mask = standstill_mask(data, 0.02).reshape(-1, 6)
+    np.testing.assert_array_equal(mask == 0, np.abs(data.qd_rad_s) < 0.02)
+    # Hold every joint still for 2 s in the middle of the run with an arbitrary torque (what friction at
+    # rest holds depends on the servo): the identified model must not notice.
+    t, q, qd, qdd = train.time_s, train.q_rad.copy(), train.qd_rad_s.copy(), train.qdd_rad_s2.copy()
+    rest = (t > 12) & (t < 14)
+    first = np.flatnonzero(rest)[0]
+    q[rest], qd[rest], qdd[rest] = q[first], 0.0, 0.0
+    q[np.flatnonzero(rest)[-1] + 1:] += q[first] - train.q_rad[np.flatnonzero(rest)[-1] + 1]
+    effort = inverse_dynamics(truth, q, qd, qdd)
+    effort[rest] += np.array([1.0, -1.5, 0.8, 0.3, -0.3, 0.2])  # held friction, set by the servo
+    held = replace(train, q_rad=q, qd_rad_s=qd, qdd_rad_s2=qdd, effort_nm=effort)
+    a = identify(held, "ur3", IdentificationOptions(friction_model="p2"))
+    b = identify(held, "ur3", IdentificationOptions(friction_model="p2", standstill_velocity_rad_s=0.0))
+    coulomb_error_masked = np.abs(a.model.friction.coulomb_nm - truth.friction.coulomb_nm).max()
+    coulomb_error_kept = np.abs(b.model.friction.coulomb_nm - truth.friction.coulomb_nm).max()
+    assert coulomb_error_masked < coulomb_error_kept
+
+
+def test_shape_constants_on_the_search_edge_leave_their_parameters_undetermined():
+    design = FrictionDesign(((), ("load",)), np.array([1.0, 0.1]), np.full(2, 0.01), np.full(2, 1e-3))
+    names = _on_search_boundary(design, (0.005, 1.0), (2e-4, 1e-2))
+    assert "joint1.coulomb_nm" in names and "joint1.stribeck_velocity_rad_s" in names
+    assert not any(name.startswith("joint2") for name in names)
+
+
+def test_predictions_follow_the_model_along_a_motion():
+    truth = _truth(nominal_friction("ur3", "real"))
+    rec = synthetic_recording(truth, duration_s=10, rate_hz=200, seed=8)
+    predicted = predict_torque(truth, rec.q_rad, rec.qd_rad_s, rec.qdd_rad_s2)
+    np.testing.assert_allclose(predicted, rec.effort_nm, atol=1e-9)
+
+
+def test_bad_friction_options_name_the_fix():
+    with pytest.raises(ValueError, match="known: load, poly, presliding"):
+        IdentificationOptions(friction_model="p2+stiction")
+    with pytest.raises(ValueError, match="one per joint"):
+        IdentificationOptions(friction_model="p2,p2+load").friction_terms(6)
