@@ -200,10 +200,10 @@ def five_bar_report(*, duration_s: float = 3.0) -> tuple[list[str], dict]:
         ("all actuated, no force command (motion only)", dict(force_control=False)),
         ("right distal joint passive", dict(actuated=(True, True, True, False))),
         ("both distal joints passive (the usual build)", dict(actuated=(True, False, True, False),
-                                                            force_control=False)),
+                                                            force_control=False, duration_s=1.0)),
     ]
     for label, kw in cases:
-        r = run_five_bar(duration_s=duration_s, task=task, **kw)
+        r = run_five_bar(**{"duration_s": duration_s, "task": task, **kw})
         nums[label] = r
         force = (f"force error max {r.max_force_error_n:.3g} N, rms {r.rms_force_error_n:.3g} N"
                  if kw.get("force_control", True) else "no force command")

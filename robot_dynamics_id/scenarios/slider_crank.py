@@ -210,19 +210,25 @@ def reproduce_slider_crank(*, duration_s: float = 10.0, step_s: float = 1e-3,
 def _summary(run, kinetic0: float, branch_error) -> dict[str, float | str]:
     if not run.time_s.size:
         return {"failure": run.failure or "none", "failed_at_s": run.failed_at_s}
+    off = np.abs(branch_error(run.q))
+    # where it broke down: the failure, else where it first left its branch by 0.1 rad
+    event = run.time_s.size - 1 if run.failure else (int(np.argmax(off > 0.1)) if np.any(off > 0.1) else None)
+    near = slice(max(0, (event or 0) - 50), (event or 0) + 1)
     return {
         "failure": run.failure or "none",
         "failed_at_s": run.failed_at_s,
+        "left_branch_at_s": float(run.time_s[event]) if event is not None and not run.failure else float("nan"),
+        "min_sigma_50ms_before_m": float(run.min_singular_value[near].min()) if event is not None else float("nan"),
         "simulated_s": float(run.time_s[-1]),
         "max_constraint_error_m": float(run.constraint_error_m.max()),
         "energy_drift_relative": float(np.abs(run.energy_j - run.energy_j[0]).max() / kinetic0),
-        "max_branch_error_rad": float(np.abs(branch_error(run.q)).max()),
+        "max_branch_error_rad": float(off.max()),
         "max_multiplier_n": float(np.abs(run.multiplier).max()),
     }
 
 
 def augmented_failure_cases(*, duration_s: float = 5.0, step_s: float = 1e-3,
-                            baumgarte_per_s: tuple[float, ...] = (5.0, 10.0, 20.0, 50.0)
+                            baumgarte_per_s: tuple[float, ...] = (5.0, 10.0, 20.0)
                             ) -> dict[str, dict[str, float | str]]:
     """The augmented (Lagrange-multiplier) baseline beside the projection method where A is singular.
 
@@ -234,7 +240,9 @@ def augmented_failure_cases(*, duration_s: float = 5.0, step_s: float = 1e-3,
        configuration (6 rad/s) with the augmented formulation stabilised by Baumgarte's
        feedback at ``a`` 1/s instead of coordinate projection (the classical pairing);
        ``max_branch_error_rad`` is the rod's departure from the ordinary branch.
-    Energies are relative to the initial kinetic energy.
+    Energies are relative to the initial kinetic energy; ``min_sigma_50ms_before_m`` is the
+    smallest singular value of A in the 50 ms before the run failed or left its branch
+    (how close to the singular configuration that happened).
     """
     out: dict[str, dict[str, float | str]] = {}
     linkage = parallelogram_four_bar()
