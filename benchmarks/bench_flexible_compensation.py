@@ -108,7 +108,7 @@ def main() -> int:
     family = 2 if args.quick else 6
     runs = 3 if args.quick else 7
 
-    start = time.perf_counter()
+    bench_start = time.perf_counter()
     print(f"machine load average (1/5/15 min): {' / '.join(f'{v:.1f}' for v in os.getloadavg())} on "
           f"{os.cpu_count()} cores\n")
     print("== G = d(B_K_E E_w)/dq: analytic product (P4) vs central finite differences")
@@ -215,7 +215,7 @@ def main() -> int:
           f"{on_p99 * 1e6:.0f} us  (budget at 10 Hz: 100 ms)")
     print()
     _controller_timing(runs)
-    print(f"\n(wall time {time.perf_counter() - start:.0f} s, CPU {time.process_time():.0f} s, load "
+    print(f"\n(wall time {time.perf_counter() - bench_start:.0f} s, CPU {time.process_time():.0f} s, load "
           f"{' / '.join(f'{v:.1f}' for v in os.getloadavg())})")
     return 0
 

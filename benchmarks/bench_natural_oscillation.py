@@ -53,6 +53,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tables, searches and timings only")
     parser.add_argument("--mujoco", action="store_true", help="add the MuJoCo UR3 cases (several minutes each)")
+    parser.add_argument("--ur3-friction-identification", action="store_true",
+                        help="whole upright UR3: also identify with the true friction fed forward (minutes)")
     parser.add_argument("--no-friction-cases", action="store_true",
                         help="MuJoCo UR3: only the frictionless case and the regressor comparison")
     args = parser.parse_args()
@@ -64,7 +66,8 @@ def main() -> int:
     if not args.quick:
         _section("friction bias", lambda: friction_bias_report()[0])
         _section("UR3 shoulder + elbow", lambda: ur3_report()[0])
-        _section("whole upright UR3", lambda: ur3_full_report()[0])
+        _section("whole upright UR3", lambda: ur3_full_report(
+            identify_with_friction=args.ur3_friction_identification)[0])
     if args.mujoco:
         from robot_dynamics_id.identification.natural_oscillation_mujoco import mujoco_report
 

@@ -42,7 +42,6 @@ from ..io.model_file import DynamicModel
 from .natural_oscillation import PushExperiment
 from .natural_oscillation_ur3 import (
     ACTIVE_JOINTS,
-    ACTIVE_JOINTS_FULL,
     UR3_UPRIGHT_Q_RAD,
     VerticalPlaneGravityModel,
     VerticalPlaneIdentification,

@@ -176,7 +176,7 @@ def ur3_report(*, tolerance: float = 0.004, seed: int = 1) -> tuple[list[str], d
 
 
 def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
-                    friction_cases: bool = True) -> tuple[list[str], dict]:
+                    friction_cases: bool = True, identify_with_friction: bool = False) -> tuple[list[str], dict]:
     """P1 on the whole upright UR3: shoulder, elbow and wrist 1 free (every joint gravity loads there).
 
     Plant: pinocchio, 500 Hz, truth = ``sim.truth.make_truth('ur3', seed)`` (masses, CoMs,
@@ -185,7 +185,8 @@ def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
     group). With the truth's friction (Coulomb + viscous, stick/slip) the law feeds a friction
     model forward (our extension); the report then runs, per group, a clearly
     under-compensated trial (factor 0.8, the others at 1.3) and says whether the arm falls:
-    the fall boundary can only be found if it does.
+    the fall boundary can only be found if it does. ``identify_with_friction`` also runs the
+    whole identification with the true friction fed forward (minutes).
     """
     import dataclasses as dc
 
@@ -245,4 +246,18 @@ def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
                             else "moves")
         nums[label] = outcomes
         lines.append(f"    {label}: shoulder {outcomes[0]}, elbow {outcomes[1]}, wrist 1 {outcomes[2]}")
+    if identify_with_friction:
+        arm = PinocchioArm(reduced_truth, period_s=0.002, coulomb_nm=fr.coulomb_nm[act],
+                           viscous_nm_s_per_rad=fr.viscous_nm_s_per_rad[act])
+        law = FrictionCompensatedModel(VerticalPlaneGravityModel(nominal, up), true_law)
+        try:
+            r = identify_in_passes(arm, law, exp, passes=passes, high=2.0, tolerance=tolerance, max_trials=25,
+                                   push_group_under_test=True)
+            err = 100 * (r.first_moments_kgm - true_p) / np.repeat(np.abs(true_p[0::2]), 2)
+            nums["identification, true friction fed forward"] = {"error_percent": err.tolist(), "trials": r.n_trials}
+            lines.append(f"  identification with the true friction fed forward: {np.round(err, 2).tolist()}  "
+                         f"({r.n_trials} trials)")
+        except ValueError as exc:
+            nums["identification, true friction fed forward"] = None
+            lines.append(f"  identification with the true friction fed forward: no fall boundary found ({exc})")
     return lines, nums
