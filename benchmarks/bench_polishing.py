@@ -8,10 +8,8 @@ Runs on the MuJoCo UR3 (sim/plant.py, sim/scene.py) and prints:
    estimation; acceptance: torque output, F/T sensor, max |error| <= 1.0 N;
 2. free motion along a circle at 0.5 m/s peak TCP speed: max position / orientation error
    (acceptance: <= 5 mm, <= 0.5 deg);
-3. sliding in contact through the wrist singularity: force error and peak joint
-   acceleration for padding (P2), truncation and damped least squares (acceptance for
-   padding: <= 1.5 N);
-4. identified vs nominal model on a plant whose truth differs from the nominal
+   (contact through the wrist singularity and the paper's task scale: benchmarks/bench_osc_paper.py)
+3. identified vs nominal model on a plant whose truth differs from the nominal
    (sim.truth.make_truth): force and position errors and their ratio.
 
 The scene (stated again in the output): the tool is a 0.3 kg, 10 cm shaft ending in a
@@ -33,8 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from robot_dynamics_id.control.polishing import (POLISHING_TOOL, run_free_motion, run_polishing,
-                                                 run_singularity_crossing)
+from robot_dynamics_id.control.polishing import POLISHING_TOOL, run_free_motion, run_polishing
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.sim.scene import POLISHING_PAD_CONTACT, ContactModel, Tool
 from robot_dynamics_id.sim.truth import make_truth
@@ -50,7 +47,7 @@ RIGID_TOOL_GAINS = dict(force_loop_gain=0.3, force_loop_integral_gain_per_s=30.0
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer variants")
-    parser.add_argument("--seed", type=int, default=3, help="seed of the perturbed truth (part 4)")
+    parser.add_argument("--seed", type=int, default=3, help="seed of the perturbed truth (part 3)")
     args = parser.parse_args()
     tracking = 5.0 if args.quick else 10.0
     t_start = time.perf_counter()
@@ -93,21 +90,7 @@ def main() -> int:
         print(f"{mode:10s} max position error {fm.max_position_error_m * 1e3:7.3f} mm   "
               f"max orientation error {fm.max_orientation_error_deg:6.3f} deg  -> {'PASS' if ok else 'FAIL'}")
 
-    print("\n== 3. sliding in contact through the wrist singularity (10 N, padded tool) ==")
-    print("   (whole crossing | inside the singular region sigma_min(J) < region_enter_sigma)")
-    print(f"{'method':22s} {'min|q5| rad':>11s} {'min sigma':>9s} {'in region s':>11s} {'max|f err| N':>12s} "
-          f"{'in region':>9s} {'max|qdd| rad/s2':>16s} {'in region':>9s} {'max dtau/dt Nm/s':>17s}")
-    for method in ("padding", "truncation", "damped_least_squares"):
-        s = run_singularity_crossing(method=method)
-        print(f"{method:22s} {s.min_abs_q5_rad:11.4f} {s.min_sigma:9.4f} {s.time_in_region_s:11.2f} "
-              f"{s.max_force_error_n:12.3f} {s.max_force_error_in_region_n:9.3f} "
-              f"{s.max_joint_acceleration_rad_s2:16.1f} {s.max_joint_acceleration_in_region_rad_s2:9.1f} "
-              f"{s.max_torque_rate_nm_s:17.1f}")
-        if method == "padding":
-            print(f"{'':22s} acceptance (padding): max |f err| {s.max_force_error_n:.3f} N -> "
-                  f"{'PASS' if s.max_force_error_n <= 1.5 else 'FAIL'} (<= 1.5 N; paper 3.7 N)")
-
-    print(f"\n== 4. identified vs nominal model; plant truth = make_truth('ur3', seed={args.seed}) ==")
+    print(f"\n== 3. identified vs nominal model; plant truth = make_truth('ur3', seed={args.seed}) ==")
     truth = make_truth("ur3", args.seed)
     with tempfile.TemporaryDirectory() as work:
         identified = DynamicModel.load(identify_simulated_arm(work, truth_seed=args.seed))

@@ -13,6 +13,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search", action="store_true", help="bracketing vs incremental search (+ metaheuristic)")
     parser.add_argument("--friction", action="store_true", help="measure the bias joint friction causes")
     parser.add_argument("--ur3", action="store_true", help="shoulder/elbow gravity terms of a simulated UR3")
+    parser.add_argument("--ur3-full", action="store_true",
+                        help="the whole upright UR3 (shoulder, elbow, wrist 1), with and without friction (minutes)")
     parser.add_argument("--mujoco", action="store_true",
                         help="MuJoCo UR3 in torque mode: no friction, friction, vs the regressor identifier (minutes)")
     parser.add_argument("--all", action="store_true", help="everything above")
@@ -29,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(report.friction_bias_report()[0]))
     if args.ur3 or args.all:
         print("\n".join(report.ur3_report()[0]))
+    if args.ur3_full or args.all:
+        print("\n".join(report.ur3_full_report()[0]))
     if args.mujoco or args.all:
         from robot_dynamics_id.identification.natural_oscillation_mujoco import mujoco_report
 

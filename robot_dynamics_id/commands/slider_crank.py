@@ -16,7 +16,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sim.slider_crank import reproduce_slider_crank
+    from ..scenarios.slider_crank import reproduce_slider_crank
 
     if args.duration <= 0 or args.step <= 0 or args.step > args.duration:
         raise ValueError("--duration and --step must be > 0 with --step <= --duration")

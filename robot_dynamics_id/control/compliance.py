@@ -150,6 +150,24 @@ class BeamSection:
         )
 
 
+    @classmethod
+    def tube(cls, *, length_m: float, outer_diameter_m: float, wall_m: float, youngs_modulus_pa: float = 69e9,
+             shear_modulus_pa: float = 26e9) -> BeamSection:
+        """A circular tube (aluminium by default: E = 69 GPa, G = 26 GPa).
+
+        ``A = π (R² − r²)``, ``J = π (R⁴ − r⁴) / 4`` about either diameter, ``J₀ = 2 J``.
+        """
+        outer = outer_diameter_m / 2.0
+        inner = outer - wall_m
+        if not (outer > 0 and 0 < wall_m <= outer):
+            raise ValueError(f"tube needs outer diameter > 0 and 0 < wall <= radius, got {outer_diameter_m!r}, "
+                             f"{wall_m!r} m")
+        j = pi * (outer**4 - inner**4) / 4.0
+        return cls(length_m=length_m, youngs_modulus_pa=youngs_modulus_pa, shear_modulus_pa=shear_modulus_pa,
+                   area_m2=pi * (outer**2 - inner**2), second_moment_y_m4=j, second_moment_z_m4=j,
+                   polar_moment_m4=2.0 * j)
+
+
 def beam_compliance_matrix(section: BeamSection) -> np.ndarray:
     """6×6 cantilever compliance ``[Δd; Δθ] = C [f; m]`` at the beam tip, in beam axes.
 

@@ -20,9 +20,7 @@
   compliance in series.
 * :func:`run_free_motion` — motion control only along a fast Cartesian path (P2's free
   motion experiment).
-* :func:`run_singularity_crossing` — sliding in contact along a spherical wall on a path
-  that takes the wrist through its singularity (q5 = 0), for the padding / truncation /
-  damped-least-squares comparison of P2 eqs. (6)-(9).
+* contact through the wrist singularity: :mod:`robot_dynamics_id.scenarios.singularity_crossing`.
 
 Each returns a result with the time series and the figures the acceptance criteria
 name; errors are measured on the simulator's truth (true contact force, true poses).
@@ -36,7 +34,7 @@ import numpy as np
 
 from ..io.model_file import DynamicModel
 from ..sim.plant import SimulatedUR
-from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, CurvedSurface, Scene,
+from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, Scene,
                          SinusoidalBaseMotion, Tool, polishing_scene)
 from ..sim.truth import nominal_truth
 from .contact import ContactStage
@@ -45,10 +43,8 @@ from .controller import ControllerConfig, OperationalSpaceController, OutputMode
 __all__ = [
     "FreeMotionResult",
     "PolishingResult",
-    "SingularityResult",
     "run_free_motion",
     "run_polishing",
-    "run_singularity_crossing",
     "tool_payload",
 ]
 
@@ -390,211 +386,3 @@ def run_free_motion(
         rel = rotation_d.T @ flange[:3, :3]
         ori_err.append(float(np.arccos(np.clip((np.trace(rel) - 1) / 2, -1.0, 1.0))))
     return FreeMotionResult(np.array(times), np.array(pos_err), np.array(ori_err), peak_speed_m_s)
-
-
-@dataclass
-class SingularityResult:
-    """Contact through the wrist singularity: force error and joint accelerations."""
-
-    method: str
-    time_s: np.ndarray
-    q5_rad: np.ndarray
-    normal_force_true_n: np.ndarray
-    joint_acceleration_rad_s2: np.ndarray
-    commanded_torque_nm: np.ndarray
-    desired_force_n: float
-    crossing_start_s: float
-    #: smallest singular value of the motion-point Jacobian each cycle (controller's view)
-    sigma_min: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    #: sigma_min below which the controller's singularity treatment acts (region_enter_sigma)
-    region_enter_sigma: float = 0.0
-
-    @property
-    def in_region(self) -> np.ndarray:
-        """Cycles after the crossing started with the arm inside the singular region."""
-        return (self.time_s >= self.crossing_start_s) & (self.sigma_min < self.region_enter_sigma)
-
-    @property
-    def time_in_region_s(self) -> float:
-        return float(np.sum(self.in_region) * (self.time_s[1] - self.time_s[0])) if len(self.time_s) > 1 else 0.0
-
-    @property
-    def max_force_error_in_region_n(self) -> float:
-        sel = self.in_region
-        return float(np.max(np.abs(self.desired_force_n - self.normal_force_true_n[sel]))) if sel.any() else 0.0
-
-    @property
-    def max_joint_acceleration_in_region_rad_s2(self) -> float:
-        sel = self.in_region
-        return float(np.max(np.abs(self.joint_acceleration_rad_s2[sel]))) if sel.any() else 0.0
-
-    @property
-    def min_sigma(self) -> float:
-        sel = self.time_s >= self.crossing_start_s
-        return float(np.min(self.sigma_min[sel])) if sel.any() and len(self.sigma_min) else float("inf")
-
-    @property
-    def max_force_error_n(self) -> float:
-        sel = self.time_s >= self.crossing_start_s
-        return float(np.max(np.abs(self.desired_force_n - self.normal_force_true_n[sel])))
-
-    @property
-    def max_joint_acceleration_rad_s2(self) -> float:
-        sel = self.time_s >= self.crossing_start_s
-        return float(np.max(np.abs(self.joint_acceleration_rad_s2[sel])))
-
-    @property
-    def max_torque_rate_nm_s(self) -> float:
-        sel = self.time_s >= self.crossing_start_s
-        tau = self.commanded_torque_nm[sel]
-        dt = np.diff(self.time_s[sel])[:, None]
-        return float(np.max(np.abs(np.diff(tau, axis=0) / dt)))
-
-    @property
-    def min_abs_q5_rad(self) -> float:
-        sel = self.time_s >= self.crossing_start_s
-        return float(np.min(np.abs(self.q5_rad[sel])))
-
-
-#: A configuration whose wrist is singular (q5 = 0) with the tool pointing horizontally.
-SINGULAR_Q_RAD = np.array([0.0, -1.3, -1.9, -0.1, 0.0, 0.0])
-
-
-def run_singularity_crossing(
-    *,
-    method: str = "padding",
-    controller_model: DynamicModel | None = None,
-    truth: DynamicModel | None = None,
-    normal_force_n: float = 10.0,
-    q5_start_rad: float = 0.35,
-    travel_m: float | None = 0.12,
-    travel_time_s: float = 3.0,
-    rate_hz: float = 500.0,
-    noise: bool = True,
-    config_overrides: dict | None = None,
-    contact_cone: str | None = None,
-    tool: Tool | None = None,
-    contact: ContactModel | None = None,
-) -> SingularityResult:
-    """Press on a large spherical wall and slide along it so the wrist passes q5 = 0.
-
-    The wall is placed tangent to the tool tip at :data:`SINGULAR_Q_RAD` (tool pointing
-    horizontally); the arm starts with q5 = ``q5_start_rad`` (same tip point, tool normal
-    to the wall), and the motion target slides ``travel_m`` along the wall (0.12 m ends the path
-    at about the singular pose; ``None`` = twice the start's arc distance from it, so the path
-    ends as far beyond: with the orientation held the wrist must then flip q4/q6, and in the
-    simulation every method loses contact there) so that q5
-    crosses zero with the orientation held. Motion axes: tool x, y and rz; force along
-    tool z; zero moments about tool x, y (as in polishing).
-    """
-    import pinocchio as pin
-
-    truth = truth or nominal_truth("ur3")
-    controller_model = controller_model or truth
-    tool = POLISHING_TOOL if tool is None else tool
-    contact = POLISHING_PAD_CONTACT if contact is None else contact
-    robot = controller_model.robot_model()
-    model, data = robot.model, robot.model.createData()
-    tool_id = robot.tool_frame_id
-    tip_local = pin.SE3(np.eye(3), tool.tip_point_tool0_m)
-
-    def tip_pose(q):
-        pin.framesForwardKinematics(model, data, q)
-        return data.oMf[tool_id] * tip_local
-
-    singular = tip_pose(SINGULAR_Q_RAD)
-    normal_out = -singular.rotation[:, 2]  # wall normal points back at the tool
-    radius = 1.0
-    centre = singular.translation - normal_out * radius
-    # Start: same tool orientation, tip displaced along the wall so that q5 = q5_start.
-    # Find it by solving IK for a tangent displacement (damped Newton on the 6-D pose).
-    tangent = np.cross(normal_out, np.array([0.0, 0.0, 1.0]))
-    tangent /= np.linalg.norm(tangent)
-
-    def ik(target: pin.SE3, q_init: np.ndarray) -> np.ndarray:
-        q = q_init.copy()
-        for _ in range(200):
-            current = tip_pose(q)
-            err = pin.log6(current.actInv(target)).vector
-            if np.linalg.norm(err) < 1e-10:
-                break
-            jac = pin.computeFrameJacobian(model, data, q, tool_id, pin.LOCAL)
-            jac = pin.SE3(np.eye(3), tool.tip_point_tool0_m).toActionMatrixInverse() @ jac
-            q = q + np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(6), jac.T @ err)
-        return q
-
-    def point_on_wall(s: float) -> pin.SE3:
-        # move along the tangent by arc length s, keep the tip on the sphere, tool along -normal
-        direction = np.cos(s / radius) * normal_out + np.sin(s / radius) * tangent
-        p = centre + radius * direction
-        return pin.SE3(singular.rotation, p)
-
-    # search the start arc length giving q5 ~ q5_start (sign chosen so q5 crosses 0 when s -> 0)
-    best = None
-    for s in np.linspace(-0.25, 0.25, 51):
-        q = ik(point_on_wall(s), SINGULAR_Q_RAD + np.array([0, 0, 0, 0, 0.2, 0]))
-        if abs(tip_pose(q).translation - point_on_wall(s).translation).max() < 1e-6:
-            score = abs(abs(q[4]) - q5_start_rad)
-            if best is None or score < best[0]:
-                best = (score, s, q)
-    if best is None:
-        raise RuntimeError("could not place the singularity-crossing start pose")
-    _, s_start, q_start = best
-    if travel_m is None:
-        travel_m = 2.0 * abs(s_start)
-    s_end = s_start - np.sign(s_start) * travel_m  # through s = 0 (the singular pose) and beyond
-    surface = CurvedSurface(kind="sphere", centre_m=tuple(centre), radius_m=radius)
-    scene = Scene(tool=tool, surface=surface, contact=contact)
-    # start 2 mm off the wall along its normal
-    sim = SimulatedUR(robot=controller_model.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=q_start,
-                      scene=scene, noise=noise)
-    _apply_contact_cone(sim, contact_cone)
-    period = 1.0 / rate_hz
-    options = dict(period_s=period, output_mode="torque", payload=tool_payload(tool),
-                   tool_tip_offset_m=tuple(tool.tip_point_tool0_m), singularity_method=method,
-                   motion_axes=(True, True, False, True, True, True))
-    options.update(config_overrides or {})
-    ctl = OperationalSpaceController(controller_model, config=ControllerConfig(**options))
-    state = sim.state()
-    ctl.osm.update(state.q_rad, state.qd_rad_s)
-    flange_offset = ctl.osm.position_m - ctl.osm.tip_position_m
-    rotation_d = ctl.osm.rotation.copy()
-    ctl.set_force_target(normal_force_n)
-    t0 = state.timestamp_s
-    press_time = 1.5
-    ctl.set_motion_target(ctl.osm.position_m - normal_out * 0.01, rotation_d)
-    ctl.start_approach(t0)
-    times, q5, f_true, qdd, taus, sigmas = [], [], [], [], [], []
-    crossing_start = np.inf
-    n_steps = int((press_time + travel_time_s + 1.0) / period)
-    for _ in range(n_steps):
-        t = state.timestamp_s - t0
-        if ctl.stage is ContactStage.HYBRID:
-            if not np.isfinite(crossing_start):
-                crossing_start = max(t, press_time)
-            u, du, ddu = _smooth((t - crossing_start) / travel_time_s)
-            s = s_start + (s_end - s_start) * u
-            target = point_on_wall(s)
-            ds = (s_end - s_start) * du / travel_time_s
-            dds = (s_end - s_start) * ddu / travel_time_s**2
-            direction = np.cos(s / radius) * normal_out + np.sin(s / radius) * tangent
-            d_dir = (-np.sin(s / radius) * normal_out + np.cos(s / radius) * tangent) / radius
-            v = radius * d_dir * ds
-            a = radius * (d_dir * dds - direction / radius**2 * ds * ds)
-            ctl.set_motion_target(target.translation + flange_offset, rotation_d,
-                                  twist=np.r_[v, 0, 0, 0], acceleration=np.r_[a, 0, 0, 0])
-        cmd = ctl.step_state(state)
-        sim.direct_torque(cmd.torque_nm)
-        state = sim.step()
-        z_tool = sim.flange_pose_base()[:3, 2]
-        times.append(t + period)
-        q5.append(float(sim.q_true_rad[4]))
-        f_true.append(float(-z_tool @ sim.contact_force_world()))
-        qdd.append(cmd.joint_acceleration_rad_s2.copy())
-        taus.append(cmd.joint_torque_nm.copy())
-        sigmas.append(cmd.sigma_min)
-    return SingularityResult(method=str(method), time_s=np.array(times), q5_rad=np.array(q5),
-                             normal_force_true_n=np.array(f_true), joint_acceleration_rad_s2=np.array(qdd),
-                             commanded_torque_nm=np.array(taus), desired_force_n=normal_force_n,
-                             crossing_start_s=float(crossing_start), sigma_min=np.array(sigmas),
-                             region_enter_sigma=ctl.config.singularity_region_enter_sigma)

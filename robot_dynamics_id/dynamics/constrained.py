@@ -1,11 +1,10 @@
 """Constrained multibody dynamics and control by projection matrices (Aghili, seeds.md P5).
 
-A system ``M(q) qdd + h(q, qd) = tau + tau_c`` subject to ``phi(q) = 0`` with
-constraint Jacobian ``A = dphi/dq`` (m x n). ``A`` may be redundant or lose rank
-(singular configurations): everything here goes through the orthogonal
-projector ``P = I - A^+ A`` onto the null space of ``A``, computed by an SVD whose
-singular values below a tolerance count as zero, so nothing ever inverts
-``A A^T`` (which the classical Lagrange-multiplier formulation does).
+A system ``M(q) qdd + h(q, qd) = tau + tau_c`` subject to ``phi(q) = 0`` with constraint
+Jacobian ``A = dphi/dq`` (m x n), which may be redundant or lose rank (singular
+configurations): everything goes through the orthogonal projector ``P = I - A^+ A`` onto
+the null space of ``A``, by an SVD whose singular values below a tolerance count as zero,
+so nothing inverts ``A A^T`` (as the classical Lagrange-multiplier formulation does).
 
 What is here, with the paper's equation numbers:
 
@@ -20,7 +19,9 @@ What is here, with the paper's equation numbers:
 * :func:`projected_inverse_dynamics` — PIDC, the minimum-norm torque [45-48];
 * :func:`weighted_projected_inverse_dynamics` — the unit-consistent version [49, 50];
 * :func:`constraint_force_torque` and :func:`constraint_force_pi` — force control [51, 52];
-* :func:`passive_joint_torque` and :func:`passive_joints_controllable` — passive joints [55-62].
+* :func:`passive_joint_torque` and :func:`passive_joints_controllable` — passive joints [55-62];
+  :func:`passive_joint_force_torque` — passive joints AND a commanded constraint force;
+* :func:`inertia_decoupling_defect` — the inertia condition for decoupled force control (``P M = M P``).
 
 Conventions: ``h = c + g`` is the bias torque (Coriolis, centrifugal, gravity);
 ``constraint_bias_acceleration`` is the m-vector ``Adot qd`` (the part of
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_RANK_TOLERANCE",
     "ConstraintProjection",
     "DriftCorrection",
+    "PassiveForceTorque",
     "PassiveJointTorque",
     "consistent_acceleration",
     "constrained_forward_dynamics",
@@ -50,8 +52,10 @@ __all__ = [
     "constraint_inertia_matrix",
     "constraint_multipliers",
     "correct_constraint_drift",
+    "inertia_decoupling_defect",
     "null_space_projector",
     "parameterised_constraint_inertia_matrix",
+    "passive_joint_force_torque",
     "passive_joint_torque",
     "passive_joints_controllable",
     "project_velocity",
@@ -517,3 +521,80 @@ def passive_joint_torque(
     tau = p @ u + (np.eye(n) - p) @ xi
     residual = float(np.linalg.norm(s_bar @ tau))
     return PassiveJointTorque(tau, passive_joints_controllable(p, actuated, tolerance=tolerance), residual)
+
+
+def inertia_decoupling_defect(mass_matrix: np.ndarray, projector: np.ndarray) -> float:
+    """``||(I - P) M P||_F / ||M||_F``: zero iff the constraint force does not depend on the motion torque.
+
+    From eqs. (22) and (32): the acceleration depends only on ``P tau``, and
+    ``tau_c = (I - P)(M qdd + h - tau)``, so ``d tau_c / d(P tau) = (I - P) M M_c^-1 P``.
+    ``M_c^-1 P x`` spans the tangent space, so the plant's force and motion are decoupled iff
+    ``(I - P) M P = 0``, i.e. ``P M = M P`` (then ``M_c = M``). Where it holds a force law needs
+    no inertia term, ``tau_perp = (I - P)(h - A^T lambda_d)``; where it does not, the term
+    ``(I - P) M qdd_ref`` of :func:`constraint_force_torque` (eqs. (51), (52)) decouples them.
+    """
+    m = _as_square("mass_matrix", mass_matrix)
+    p = _as_square("projector", projector)
+    q = np.eye(p.shape[0]) - p
+    return float(np.linalg.norm(q @ m @ p) / np.linalg.norm(m))
+
+
+@dataclass(frozen=True)
+class PassiveForceTorque:
+    """Result of :func:`passive_joint_force_torque`: ``torque`` (zero on passive joints when realisable)
+    gives the reference motion and the force ``A^T multipliers`` (the realisable force nearest the
+    command); ``controllable_directions`` (m x k, orthonormal) spans the multipliers the actuators can
+    still choose (k = 0: the motion alone sets the force); ``passive_residual`` = ``||(I - S) tau||`` (N m)."""
+
+    torque: np.ndarray
+    multipliers: np.ndarray
+    controllable_directions: np.ndarray
+    passive_residual: float
+
+
+def passive_joint_force_torque(
+    mass_matrix: np.ndarray,
+    bias_torque: np.ndarray,
+    reference_acceleration: np.ndarray,
+    constraint_jacobian: np.ndarray,
+    actuated: np.ndarray,
+    commanded_multipliers: np.ndarray,
+    *,
+    rank_tolerance: float = DEFAULT_RANK_TOLERANCE,
+) -> PassiveForceTorque:
+    """Motion AND constraint force with passive joints (Aghili P5, eqs. (51)-(62) together).
+
+    With the motion fixed (``qdd = qdd_ref``, constraint-consistent, see
+    :func:`consistent_acceleration`), the equation of motion gives every admissible torque
+    as ``tau = M qdd_ref + h - A^T lambda``: the constraint force ``A^T lambda`` is the only
+    freedom. Passive joints require ``(I - S) tau = 0``, i.e. ``(I - S) A^T lambda = (I - S) u``
+    (``u = M qdd_ref + h``): the multipliers left free form the null space of
+    ``(I - S) A^T`` (within the range of A: multipliers A^T annihilates do nothing). The
+    force is set to the command's projection on that space, the rest fixed by the passive
+    joints (least squares when they cannot be balanced exactly). ``actuated`` is the mask S.
+    """
+    m = _as_square("mass_matrix", mass_matrix)
+    n = m.shape[0]
+    a = _as_matrix("constraint_jacobian", constraint_jacobian, n)
+    s = np.diag(_selector(actuated, n))
+    u = m @ _as_vector("reference_acceleration", reference_acceleration, n) + _as_vector("bias_torque", bias_torque, n)
+    lam_cmd = _as_vector("commanded_multipliers", commanded_multipliers, a.shape[0])
+    # lambda = U z with U an orthonormal basis of range(A) (the multipliers that act through A^T)
+    uu, sv, _ = np.linalg.svd(a, full_matrices=False)
+    basis = uu[:, sv > rank_tolerance]
+    passive = s == 0.0
+    b = a.T[passive] @ basis                       # (I - S) A^T U, passive rows only
+    rhs = u[passive]
+    z_cmd = basis.T @ lam_cmd
+    if b.shape[0] == 0:
+        z = z_cmd
+        free = np.eye(basis.shape[1])
+    else:
+        ub, sb, vbt = np.linalg.svd(b, full_matrices=True)
+        r = int(np.count_nonzero(sb > rank_tolerance * max(1.0, float(sb[0]) if sb.size else 1.0)))
+        free = vbt[r:].T                           # null space of b (controllable directions in z)
+        z_part = vbt[:r].T @ ((ub[:, :r].T @ rhs) / sb[:r])  # least-squares, minimum norm
+        z = z_part + free @ (free.T @ (z_cmd - z_part))
+    lam = basis @ z
+    tau = u - a.T @ lam
+    return PassiveForceTorque(tau, lam, basis @ free, float(np.linalg.norm(tau[passive])))

@@ -9,6 +9,20 @@ larger the excess; the true lumped parameters sit at the lowest frequency before
 falling. Each lumped parameter (a product such as m l) carries a factor ``f``;
 identification searches the factors.
 
+What the method identifies, and what it cannot (P1 claims "full dynamics"):
+
+* it identifies the gravity terms only: each group's first moments (mass times CoM,
+  lumped with everything the group carries: P1's "m l"), along the link from the fall
+  boundary and across it from where the arm oscillates. Masses and CoM positions are not
+  separable, CoM components along the joint axes do not enter, a joint gravity does not
+  load at the experiment's pose is not seen (a UR3's base always; wrists 2-3 upright);
+* inertia enters only through ``c(q, qd)``, which is second order in the push's small
+  velocities and never decides fall or oscillation: the inertia factor of P1's Table II
+  (f_m1) is not identifiable this way (the differential-evolution search shows it);
+* friction is assumed zero: a real arm's Coulomb friction exceeds the gravity residual
+  of a 1 % error and holds an under-compensated arm, so the law needs a friction model
+  fed forward (our extension), and that model's error goes into the result.
+
 This module holds the arm-independent parts:
 
 * :class:`TorqueControlledArm` — the plant protocol (``reset``, ``apply_torque``,

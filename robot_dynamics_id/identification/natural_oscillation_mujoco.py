@@ -45,7 +45,7 @@ from .natural_oscillation_ur3 import (
     UR3_UPRIGHT_Q_RAD,
     VerticalPlaneGravityModel,
     VerticalPlaneIdentification,
-    identify_vertical_plane_gravity,
+    identify_in_passes,
     reduced_vertical_plane_model,
     vertical_plane_first_moments,
 )
@@ -63,8 +63,11 @@ __all__ = [
     "vertical_plane_truth_first_moments",
 ]
 
-#: PD hold of the base and wrist joints: N m/rad and N m s/rad per joint (base, w1, w2, w3).
-DEFAULT_HOLD_GAINS = ((200.0, 6.0), (60.0, 1.5), (20.0, 0.3), (10.0, 0.15))
+#: PD hold of the joints not in the experiment: N m/rad and N m s/rad per joint (0-based index).
+HOLD_GAINS_BY_JOINT = {0: (200.0, 6.0), 1: (400.0, 12.0), 2: (200.0, 6.0), 3: (60.0, 1.5), 4: (20.0, 0.3),
+                       5: (10.0, 0.15)}
+#: the hold gains of the default experiment (base, w1, w2, w3 held)
+DEFAULT_HOLD_GAINS = tuple(HOLD_GAINS_BY_JOINT[j] for j in (0, 3, 4, 5))
 
 
 def mujoco_truth(seed: int = 1, *, friction: bool = True, friction_scale: float = 1.0,
@@ -89,11 +92,11 @@ def mujoco_truth(seed: int = 1, *, friction: bool = True, friction_scale: float 
     return truth
 
 
-def vertical_plane_truth_first_moments(model: DynamicModel,
-                                       upright_q_rad: np.ndarray = UR3_UPRIGHT_Q_RAD) -> np.ndarray:
-    """(MX2, MY2, MX3, MY3), kg m, of a :class:`DynamicModel` with base and wrist locked at ``upright_q_rad``."""
-    reduced = reduced_vertical_plane_model(model.robot_model().model, upright_q_rad)
-    return vertical_plane_first_moments(reduced, np.asarray(upright_q_rad, float)[list(ACTIVE_JOINTS)])
+def vertical_plane_truth_first_moments(model: DynamicModel, upright_q_rad: np.ndarray = UR3_UPRIGHT_Q_RAD,
+                                       active_joints: tuple[int, ...] = ACTIVE_JOINTS) -> np.ndarray:
+    """(MX2, MY2, MX3, MY3, ...), kg m, of a :class:`DynamicModel` with the other joints locked at ``upright_q_rad``."""
+    reduced = reduced_vertical_plane_model(model.robot_model().model, upright_q_rad, active_joints)
+    return vertical_plane_first_moments(reduced, np.asarray(upright_q_rad, float)[list(active_joints)])
 
 
 class MujocoVerticalPlaneArm:
@@ -112,8 +115,8 @@ class MujocoVerticalPlaneArm:
 
     def __init__(self, *, truth: DynamicModel, rate_hz: float = 500.0,
                  upright_q_rad: np.ndarray = UR3_UPRIGHT_Q_RAD,
-                 active_joints: tuple[int, int] = ACTIVE_JOINTS,
-                 hold_gains: tuple[tuple[float, float], ...] = DEFAULT_HOLD_GAINS,
+                 active_joints: tuple[int, ...] = ACTIVE_JOINTS,
+                 hold_gains: tuple[tuple[float, float], ...] | None = None,
                  noise: bool = False, noise_seed: int = 0,
                  controller_model: DynamicModel | None = None) -> None:
         from ..sim.plant import SimulatedUR  # MuJoCo only when this simulation is used
@@ -126,6 +129,8 @@ class MujocoVerticalPlaneArm:
             raise ValueError(f"upright_q_rad needs {n} joint angles, got shape {self.upright_q_rad.shape}")
         self.active = list(active_joints)
         self.held = [j for j in range(n) if j not in self.active]
+        if hold_gains is None:
+            hold_gains = tuple(HOLD_GAINS_BY_JOINT[j] for j in self.held)
         gains = np.asarray(hold_gains, float)
         if gains.shape != (len(self.held), 2) or np.any(gains < 0):
             raise ValueError(f"hold_gains needs one (k_p >= 0, k_d >= 0) pair per held joint {self.held}, "
@@ -231,7 +236,9 @@ def default_mujoco_experiment(arm, *, push_rad_s: float = 0.05, max_excursion_ra
     ``arm.controller_gravity_nm`` (:class:`MujocoVerticalPlaneArm`).
     """
     up = arm.upright_q_rad[arm.active]
-    return PushExperiment(up, np.array([0.0, push_rad_s]), window_steps=window_steps,
+    push = np.zeros(up.size)
+    push[1] = push_rad_s  # on the elbow
+    return PushExperiment(up, push, window_steps=window_steps,
                           max_excursion_rad=max_excursion_rad, stop_after_periods=stop_after_periods,
                           plant_gravity_compensation=gravity_compensation or arm.controller_gravity_nm)
 
@@ -241,7 +248,7 @@ class MujocoIdentification:
     """Result of :func:`identify_mujoco_ur3`: estimate, truth, errors and the experiment's cost."""
 
     identification: VerticalPlaneIdentification
-    truth_first_moments_kgm: np.ndarray      # (MX2, MY2, MX3, MY3)
+    truth_first_moments_kgm: np.ndarray      # (MX2, MY2, MX3, MY3[, MX4, MY4])
     prior_first_moments_kgm: np.ndarray
     simulated_time_s: float                  # total plant time of all trials
     max_hold_error_rad: float
@@ -252,16 +259,15 @@ class MujocoIdentification:
 
     @property
     def relative_error_along(self) -> np.ndarray:
-        """Relative errors of MX2 and MX3 (P1's "m l" of shoulder and elbow groups)."""
+        """Relative errors of MX2, MX3, ... (P1's "m l" of each group)."""
         p, t = self.first_moments_kgm, self.truth_first_moments_kgm
-        return (p[[0, 2]] - t[[0, 2]]) / t[[0, 2]]
+        return (p[0::2] - t[0::2]) / t[0::2]
 
     @property
     def error_percent_of_group(self) -> np.ndarray:
         """All four errors in % of |MX| of their group (MY is small, so relative MY errors mislead)."""
         p, t = self.first_moments_kgm, self.truth_first_moments_kgm
-        scale = np.abs(t[[0, 0, 2, 2]])
-        return 100 * (p - t) / scale
+        return 100 * (p - t) / np.repeat(np.abs(t[0::2]), 2)
 
 
 def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionParameters | None = None,
@@ -270,9 +276,10 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
                         controller_model: DynamicModel | None = None,
                         subtracted_gravity_model: DynamicModel | None = None,
                         noise: bool = False, passes: int = 2, coarse_tolerance: float = 0.015,
-                        fine_window_s: float = 30.0
+                        fine_window_s: float = 30.0, active_joints: tuple[int, ...] = ACTIVE_JOINTS
                         ) -> MujocoIdentification:
-    """P1 on the MuJoCo UR3 (shoulder + elbow, base and wrist held), prior = the controller's nominal model.
+    """P1 on the MuJoCo UR3 (``active_joints``: shoulder + elbow by default, ``ACTIVE_JOINTS_FULL`` adds wrist 1;
+    the other joints PD-held), prior = the controller's nominal model.
 
     ``friction_compensation`` (six joints) adds that friction model to the law.
     ``controller_model`` is what the simulated UR controller adds in
@@ -286,10 +293,11 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
     """
     from ..sim.truth import controller_model as nominal_controller_model
 
-    arm = MujocoVerticalPlaneArm(truth=truth, rate_hz=rate_hz, controller_model=controller_model, noise=noise)
+    arm = MujocoVerticalPlaneArm(truth=truth, rate_hz=rate_hz, controller_model=controller_model, noise=noise,
+                                 active_joints=active_joints)
     prior = nominal_controller_model(truth.robot)
     up = arm.upright_q_rad
-    nominal_reduced = reduced_vertical_plane_model(prior.robot_model().model, up)
+    nominal_reduced = reduced_vertical_plane_model(prior.robot_model().model, up, active_joints)
     model = VerticalPlaneGravityModel(nominal_reduced, up[arm.active])
     law = model if friction_compensation is None else FrictionCompensatedModel(
         model, active_joint_friction(friction_compensation, arm.active))
@@ -304,23 +312,11 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
             return np.asarray(pin.computeGeneralizedGravity(believed, data, q_full))[arm.active]
 
         experiment = dataclasses.replace(experiment, plant_gravity_compensation=believed_gravity)
-    # Pass 1 (coarse) corrects MY from the oscillation centres; pass 2 bisects finely around its
-    # result with those corrections. One pass leaves ~10 % of MY uncorrected, which near the
-    # boundary tilts the equilibrium (tan psi* = dMY / dMX) past the bound: measured +0.8 % on MX.
-    coarse = identify_vertical_plane_gravity(arm, law, experiment, low=low, high=high, tolerance=coarse_tolerance,
-                                             max_trials=max_trials)
-    n_coarse = coarse.n_trials
-    result = coarse
-    if passes > 1:
-        f = coarse.factors
-        # Near the boundary an under-compensated arm falls slowly (e-folding time ~ 1/sqrt(|dMX|)):
-        # a 12 s window let the shoulder at -0.6 % pass as "not fallen"; the fine pass watches longer.
-        fine = dataclasses.replace(experiment, window_steps=int(round(fine_window_s / arm.period_s)))
-        result = identify_vertical_plane_gravity(arm, law, fine, low=float(np.min(f)) - 2 * coarse_tolerance,
-                                                 high=float(np.max(f)) + 3 * coarse_tolerance, tolerance=tolerance,
-                                                 max_trials=max_trials)
-        result = VerticalPlaneIdentification(result.first_moments_kgm, result.factors, result.n_trials + n_coarse)
-    return MujocoIdentification(result, vertical_plane_truth_first_moments(truth, up), model.first_moments_kgm.copy(),
+    result = identify_in_passes(arm, law, experiment, passes=passes, low=low, high=high,
+                                coarse_tolerance=coarse_tolerance, tolerance=tolerance, fine_window_s=fine_window_s,
+                                max_trials=max_trials, push_group_under_test=len(active_joints) > 2)
+    return MujocoIdentification(result, vertical_plane_truth_first_moments(truth, up, active_joints),
+                                model.first_moments_kgm.copy(),
                                 arm.simulated_time_s, arm.max_hold_error_rad)
 
 

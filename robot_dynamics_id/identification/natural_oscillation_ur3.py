@@ -16,6 +16,13 @@ products are P1's "m l"). Nothing else the method sees is identifiable from
 gravity: masses and CoMs are not separable, CoM components along the joint
 axes do not enter, the base joint is not moved by gravity at all.
 
+The FULL upright UR3 frees wrist 1 too (``ACTIVE_JOINTS_FULL = (1, 2, 3)``): joints 2-4
+have parallel horizontal axes, so the arm is a 3-link inverted pendulum with a third
+group (MX4, MY4: wrist + tool about wrist 1). These are all the joints gravity loads at
+this pose: axis 5 is vertical there (no gravity torque), and axis 6 is parallel to axes
+2-4 (q5 = 0) but carries only the tool's off-axis first moment (zero for the plain
+flange). Every function here takes any number of such parallel active joints.
+
 The factor model scales each group's (MX, MY) by one factor (P1's f_m) and
 adds a perpendicular correction learned from where the arm oscillates: the
 centre psi* of the oscillation is the equilibrium of the residual potential,
@@ -29,7 +36,8 @@ model to every command, as UR's ``direct_torque`` does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -37,10 +45,13 @@ import pinocchio as pin
 from .natural_oscillation import PushExperiment, bracketing_search, run_push_trial
 
 __all__ = [
+    "ACTIVE_JOINTS",
+    "ACTIVE_JOINTS_FULL",
     "UR3_UPRIGHT_Q_RAD",
     "PinocchioArm",
     "VerticalPlaneGravityModel",
     "VerticalPlaneIdentification",
+    "identify_in_passes",
     "identify_vertical_plane_gravity",
     "perturbed_model",
     "reduced_vertical_plane_model",
@@ -51,10 +62,12 @@ __all__ = [
 UR3_UPRIGHT_Q_RAD = np.array([0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0])
 #: Shoulder-lift and elbow: the joints of the vertical-plane pendulum (0-based).
 ACTIVE_JOINTS = (1, 2)
+#: Shoulder-lift, elbow and wrist 1: every joint gravity loads at the upright pose.
+ACTIVE_JOINTS_FULL = (1, 2, 3)
 
 
 def reduced_vertical_plane_model(model: pin.Model, q_full_rad: np.ndarray = UR3_UPRIGHT_Q_RAD,
-                                 active_joints: tuple[int, int] = ACTIVE_JOINTS) -> pin.Model:
+                                 active_joints: tuple[int, ...] = ACTIVE_JOINTS) -> pin.Model:
     """The model with every joint but ``active_joints`` locked at ``q_full_rad`` (wrist held rigid)."""
     lock = [j + 1 for j in range(model.nq) if j not in active_joints]  # pinocchio joint ids are 1-based
     reduced = pin.buildReducedModel(model, lock, np.asarray(q_full_rad, float))
@@ -62,20 +75,25 @@ def reduced_vertical_plane_model(model: pin.Model, q_full_rad: np.ndarray = UR3_
     return reduced
 
 
-def _basis(q2: np.ndarray, upright: np.ndarray) -> np.ndarray:
-    psi2 = q2[..., 0] - upright[0]
-    psi3 = q2[..., 0] + q2[..., 1] - upright[0] - upright[1]
-    return np.stack([np.cos(psi2), np.sin(psi2), np.cos(psi3), np.sin(psi3)], -1)
+def _absolute_angles(q: np.ndarray, upright: np.ndarray) -> np.ndarray:
+    """psi_j: angle of group j from upright (cumulative sum of the parallel joints' offsets)."""
+    return np.cumsum(np.asarray(q, float) - upright, axis=-1)
+
+
+def _basis(q: np.ndarray, upright: np.ndarray) -> np.ndarray:
+    psi = _absolute_angles(q, upright)
+    return np.stack([f(psi[..., j]) for j in range(psi.shape[-1]) for f in (np.cos, np.sin)], -1)
 
 
 def vertical_plane_first_moments(reduced: pin.Model, upright_q_rad: np.ndarray) -> np.ndarray:
-    """(MX2, MY2, MX3, MY3), kg m, from the potential energy of a 2-joint reduced model.
+    """(MX2, MY2, MX3, MY3[, MX4, MY4]), kg m, from the potential energy of a reduced model of parallel joints.
 
-    V(q) is exactly a constant plus the four sinusoids of the module docstring,
-    so a least-squares fit over a grid of poses returns them to rounding error.
+    V(q) is exactly a constant plus the sinusoids of the module docstring (two per
+    group), so a least-squares fit over a set of poses returns them to rounding error.
     """
     data = reduced.createData()
-    grid = np.array([[a, b] for a in np.linspace(-np.pi, np.pi, 7) for b in np.linspace(-np.pi, np.pi, 5)])
+    k = reduced.nq
+    grid = np.random.default_rng(0).uniform(-np.pi, np.pi, (12 * (2 * k + 1), k))
     v = np.array([pin.computePotentialEnergy(reduced, data, q) for q in grid])
     a = np.column_stack([np.ones(len(grid)), _basis(grid, np.asarray(upright_q_rad, float))])
     coef, *_ = np.linalg.lstsq(a, v, rcond=None)
@@ -85,51 +103,53 @@ def vertical_plane_first_moments(reduced: pin.Model, upright_q_rad: np.ndarray) 
 
 @dataclass
 class VerticalPlaneGravityModel:
-    """Factorised c_hat + g_hat of the 2-joint vertical-plane UR3 (a ``FactorizedArmModel``).
+    """Factorised c_hat + g_hat of the vertical-plane UR3 (a ``FactorizedArmModel``), k parallel joints.
 
-    Factors (f_shoulder, f_elbow) scale (MX2, MY2) and (MX3, MY3);
-    ``perpendicular_correction_kgm`` (2,) is added to (MY2, MY3). Coriolis
+    Factors (f_shoulder, f_elbow[, f_wrist1]) scale (MX2, MY2), (MX3, MY3)[, (MX4, MY4)];
+    ``perpendicular_correction_kgm`` (k,) is added to the MYs. Coriolis
     torques come from the nominal pinocchio model (P1: inertial terms enter
     only through c, which is second order in the small push velocities).
     """
 
     nominal: pin.Model
     upright_q_rad: np.ndarray
-    perpendicular_correction_kgm: np.ndarray = field(default_factory=lambda: np.zeros(2))
-    factor_names: tuple[str, ...] = ("shoulder_first_moment", "elbow_first_moment")
+    perpendicular_correction_kgm: np.ndarray | None = None
+    factor_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         self.upright_q_rad = np.asarray(self.upright_q_rad, float)
+        k = self.upright_q_rad.size
+        if self.perpendicular_correction_kgm is None:
+            self.perpendicular_correction_kgm = np.zeros(k)
+        if self.factor_names is None:
+            self.factor_names = ("shoulder_first_moment", "elbow_first_moment", "wrist1_first_moment")[:k]
         self.first_moments_kgm = vertical_plane_first_moments(self.nominal, self.upright_q_rad)
         self.gravity_m_s2 = float(np.linalg.norm(self.nominal.gravity.linear))
         self._data = self.nominal.createData()
 
     def lumped(self, factors: np.ndarray) -> np.ndarray:
-        """(MX2, MY2, MX3, MY3) the model uses at these factors."""
+        """(MX2, MY2, MX3, MY3, ...) the model uses at these factors."""
         f = np.repeat(np.asarray(factors, float), 2)
         p = self.first_moments_kgm * f
-        p[[1, 3]] += self.perpendicular_correction_kgm
+        p[1::2] += self.perpendicular_correction_kgm
         return p
 
     def gravity_torque(self, q: np.ndarray, factors: np.ndarray) -> np.ndarray:
         p = self.lumped(factors)
-        psi2 = q[0] - self.upright_q_rad[0]
-        psi3 = q[0] + q[1] - self.upright_q_rad[0] - self.upright_q_rad[1]
-        # dV/dpsi for V = g (MX cos psi + MY sin psi); joint torques = T' dV/dpsi.
-        d2 = self.gravity_m_s2 * (-p[0] * np.sin(psi2) + p[1] * np.cos(psi2))
-        d3 = self.gravity_m_s2 * (-p[2] * np.sin(psi3) + p[3] * np.cos(psi3))
-        return np.array([d2 + d3, d3])
+        psi = _absolute_angles(q, self.upright_q_rad)
+        # dV/dpsi_j for V = g sum_j (MX_j cos psi_j + MY_j sin psi_j); joint i carries every group j >= i.
+        d = self.gravity_m_s2 * (-p[0::2] * np.sin(psi) + p[1::2] * np.cos(psi))
+        return np.cumsum(d[::-1])[::-1]
 
     def torque(self, q: np.ndarray, qd: np.ndarray, factors: np.ndarray) -> np.ndarray:
         q = np.asarray(q, float)
         qd = np.asarray(qd, float)
-        coriolis = pin.rnea(self.nominal, self._data, q, qd, np.zeros(2)) - pin.computeGeneralizedGravity(
+        coriolis = pin.rnea(self.nominal, self._data, q, qd, np.zeros(q.size)) - pin.computeGeneralizedGravity(
             self.nominal, self._data, q)
         return coriolis + self.gravity_torque(q, factors)
 
     def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
-        q = np.asarray(q, float)
-        return np.stack([q[..., 0], q[..., 0] + q[..., 1]], -1)
+        return np.cumsum(np.asarray(q, float), axis=-1)
 
 
 @dataclass
@@ -138,13 +158,17 @@ class PinocchioArm:
 
     ``controller_gravity`` (a pinocchio model or None) adds that model's
     gravity torque to every command — what UR's ``direct_torque`` does with
-    the controller's own model. Viscous + Coulomb friction is not modelled here
-    (see :class:`robot_dynamics_id.sim.pendulum.PlanarPendulumArm` for that).
+    the controller's own model. ``coulomb_nm`` / ``viscous_nm_s_per_rad`` (one per
+    joint) add joint friction, applied implicitly after each RK4 step with stick/slip
+    (projected Gauss–Seidel on ``(M + h B) qd + lambda = M qd_free``, ``|lambda_j| <= h f_c,j``,
+    as :class:`robot_dynamics_id.sim.pendulum.PlanarPendulumArm` does).
     """
 
     model: pin.Model
     period_s: float = 0.002
     controller_gravity: pin.Model | None = None
+    coulomb_nm: np.ndarray | None = None
+    viscous_nm_s_per_rad: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self._data = self.model.createData()
@@ -166,6 +190,21 @@ class PinocchioArm:
     def _acc(self, q, qd):
         return pin.aba(self.model, self._data, q, qd, self._tau)
 
+    def _apply_friction(self, q: np.ndarray, qd_free: np.ndarray) -> np.ndarray:
+        h, n = self.period_s, self.model.nv
+        coulomb = np.zeros(n) if self.coulomb_nm is None else np.asarray(self.coulomb_nm, float)
+        viscous = np.zeros(n) if self.viscous_nm_s_per_rad is None else np.asarray(self.viscous_nm_s_per_rad, float)
+        m = pin.crba(self.model, self._data, q)
+        m = np.triu(m) + np.triu(m, 1).T
+        a = m + h * np.diag(viscous)
+        rhs = m @ qd_free
+        qd = qd_free.copy()
+        for _ in range(8):
+            for j in range(n):
+                w = rhs[j] - a[j] @ qd + a[j, j] * qd[j]
+                qd[j] = (w - np.clip(w, -h * coulomb[j], h * coulomb[j])) / a[j, j]
+        return qd
+
     def step(self) -> tuple[np.ndarray, np.ndarray]:
         h = self.period_s
         q, qd = self.q, self.qd
@@ -175,6 +214,10 @@ class PinocchioArm:
         k4 = self._acc(q + h * (qd + 0.5 * h * k2), qd + h * k3)
         self.q = q + h * qd + h * h / 6.0 * (k1 + k2 + k3)
         self.qd = qd + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if self.coulomb_nm is not None or self.viscous_nm_s_per_rad is not None:
+            free = self.qd
+            self.qd = self._apply_friction(self.q, free)
+            self.q = self.q + 0.5 * h * (self.qd - free)  # the friction impulse spread over the step
         return self.q.copy(), self.qd.copy()
 
 
@@ -198,7 +241,7 @@ def perturbed_model(model: pin.Model, *, seed: int = 0, mass_rel: float = 0.08, 
 
 @dataclass
 class VerticalPlaneIdentification:
-    """Identified (MX2, MY2, MX3, MY3) in kg m, the final factors and the number of push trials."""
+    """Identified (MX2, MY2, MX3, MY3, ...) in kg m, the final factors and the number of push trials."""
 
     first_moments_kgm: np.ndarray
     factors: np.ndarray
@@ -207,8 +250,8 @@ class VerticalPlaneIdentification:
 
 def identify_vertical_plane_gravity(arm, model: VerticalPlaneGravityModel, experiment: PushExperiment, *,
                                     low: float = 0.8, high: float = 1.25, tolerance: float = 0.004,
-                                    over_compensation: float = 1.3, max_trials: int = 15
-                                    ) -> VerticalPlaneIdentification:
+                                    over_compensation: float = 1.3, max_trials: int = 15,
+                                    push_group_under_test: bool = False) -> VerticalPlaneIdentification:
     """P1 on the vertical-plane arm: per group, bisect the factor on the fall boundary and correct MY.
 
     The other group is held over-compensated (its factor ``over_compensation``)
@@ -216,14 +259,25 @@ def identify_vertical_plane_gravity(arm, model: VerticalPlaneGravityModel, exper
     depend on the other group because gravity separates in psi_2, psi_3. After
     each oscillating trial MY of the group is corrected from the oscillation
     centre: dMY = dMX tan(psi*), dMX estimated from the current bracket.
+    ``push_group_under_test`` gives the push (the largest entry of the experiment's push)
+    to the joint of the group being bisected instead of the experiment's joint: a light
+    outer group (the UR3's wrist) is otherwise thrown past the bound by the coupling
+    before its own oscillation shows.
     """
-    estimate = np.full(2, over_compensation)
+    k = model.upright_q_rad.size
+    estimate = np.full(k, over_compensation)
     n_trials = 0
-    for j in (1, 0):  # elbow first: it is the smaller, faster group
+    for j in range(k - 1, -1, -1):  # outermost group first: it is the smaller, faster one
         nominal_mx = model.first_moments_kgm[2 * j]
 
-        def run(f: np.ndarray) -> object:
-            return run_push_trial(arm, model, f, experiment)
+        exp_j = experiment
+        if push_group_under_test:
+            push = np.zeros_like(experiment.push_qd_rad_s)
+            push[j] = float(np.max(np.abs(experiment.push_qd_rad_s)))
+            exp_j = dataclasses.replace(experiment, push_qd_rad_s=push)
+
+        def run(f: np.ndarray, exp_j=exp_j) -> object:
+            return run_push_trial(arm, model, f, exp_j)
 
         def correct(trial, f_est: float, j: int = j, nominal_mx: float = nominal_mx) -> None:
             center = float(trial.center_rad[j]) - float(model.oscillation_coordinates(model.upright_q_rad)[j])
@@ -231,10 +285,38 @@ def identify_vertical_plane_gravity(arm, model: VerticalPlaneGravityModel, exper
                 d_mx = nominal_mx * (f_est - float(trial.factors[j]))
                 model.perpendicular_correction_kgm[j] += d_mx * np.tan(center)
 
-        base = np.full(2, over_compensation)  # the other group stays over-compensated, never at its estimate
+        base = np.full(k, over_compensation)  # the other groups stay over-compensated, never at their estimate
         base[j] = high
         result = bracketing_search(run, base, j, low=low, high=high, tolerance=tolerance,
                                    max_trials=max_trials, on_stable_trial=correct, frequency_coordinate=j)
         estimate[j] = result.estimate
         n_trials += result.n_trials
     return VerticalPlaneIdentification(model.lumped(estimate), estimate, n_trials)
+
+
+def identify_in_passes(arm, model, experiment: PushExperiment, *, passes: int = 2, low: float = 0.8,
+                       high: float = 1.25, coarse_tolerance: float = 0.015, tolerance: float = 0.004,
+                       fine_window_s: float = 30.0, max_trials: int = 15,
+                       push_group_under_test: bool = False) -> VerticalPlaneIdentification:
+    """:func:`identify_vertical_plane_gravity` as a coarse pass, then ``passes - 1`` fine passes around it.
+
+    The coarse pass (``coarse_tolerance`` on the factors, bracket [low, high]) corrects MY
+    from the oscillation centres; each fine pass bisects to ``tolerance`` in a bracket just
+    around the previous factors, watching up to ``fine_window_s`` (near the boundary an
+    under-compensated arm falls slowly, e-folding time ~ 1/sqrt(|dMX|)). One pass leaves
+    part of MY uncorrected, which near the boundary tilts the equilibrium
+    (tan psi* = dMY / dMX) towards the bound and biases MX.
+    """
+    if passes < 1:
+        raise ValueError(f"passes must be >= 1, got {passes}")
+    result = identify_vertical_plane_gravity(arm, model, experiment, low=low, high=high, tolerance=coarse_tolerance,
+                                             max_trials=max_trials, push_group_under_test=push_group_under_test)
+    trials = result.n_trials
+    fine = dataclasses.replace(experiment, window_steps=int(round(fine_window_s / arm.period_s)))
+    for _ in range(passes - 1):
+        f = result.factors
+        result = identify_vertical_plane_gravity(arm, model, fine, low=float(np.min(f)) - 2 * coarse_tolerance,
+                                                 high=float(np.max(f)) + 3 * coarse_tolerance, tolerance=tolerance,
+                                                 max_trials=max_trials, push_group_under_test=push_group_under_test)
+        trials += result.n_trials
+    return VerticalPlaneIdentification(result.first_moments_kgm, result.factors, trials)

@@ -372,3 +372,48 @@ def test_online_force_setpoint_meets_the_world_wrench_on_the_deflected_chain(ur3
     np.testing.assert_allclose(result.correction_matrix @ rigid_hold, result.sensor_wrench_setpoint, atol=1e-3)
     with pytest.raises(ValueError, match="6 finite joint angles"):
         compliant_force_setpoint(ur3, np.zeros(5), desired, desired, stiffness)
+
+
+# ------------------------------------------------------------------------- link flexibility on the UR3, SD variants
+
+def test_tube_section_and_ur3_link_beams_deflect_like_a_cantilever(ur3):
+    from robot_dynamics_id.control.flexible import ur3_link_beams
+
+    tube = BeamSection.tube(length_m=0.25, outer_diameter_m=0.06, wall_m=0.003)
+    j = np.pi * (0.03**4 - 0.027**4) / 4
+    assert np.isclose(tube.second_moment_y_m4, j) and np.isclose(tube.polar_moment_m4, 2 * j)
+    with pytest.raises(ValueError, match="wall"):
+        BeamSection.tube(length_m=0.2, outer_diameter_m=0.05, wall_m=0.03)
+    beams = ur3_link_beams(ur3)
+    chain = CompliantChain.from_robot_model(ur3, None, link_beams=beams)
+    q = np.array([0.3, -1.2, 1.4, -1.77, -1.57, 0.2])
+    w = np.array([1.0, -3.0, 40.0, 0.5, 0.2, 0.1])
+    state = deflect_chain(chain, q, w)
+    # the upper arm (segment 1) under its tip load: the cantilever's own tip deflection, along the beam's axes
+    seg = chain.segments[1]
+    rb = seg.beam_rotation
+    load = state.distal_load_wrenches[1]
+    expected = beam_compliance_matrix(beams[1]) @ np.r_[rb.T @ load[:3], rb.T @ load[3:]]
+    assert np.allclose(state.link_deflection[1], np.r_[rb @ expected[:3], rb @ expected[3:]])
+    # the beam's x axis points from the shoulder-lift joint to the elbow (the distal frame's -x for the UR3)
+    assert np.allclose(seg.distal_transform[:3, :3] @ rb[:, 0], seg.distal_transform[:3, 3] / 0.24365, atol=1e-9)
+    assert 1e-6 < np.linalg.norm(state.link_deflection[1, :3]) < 1e-3  # micrometres, not millimetres
+    g = wrench_jacobian(chain, state)
+    assert np.allclose(g, wrench_jacobian_fd(chain, q, w), atol=1e-6 * np.linalg.norm(g))
+    with pytest.raises(ValueError, match="give its beam that length"):
+        CompliantChain.from_robot_model(ur3, None, link_beams={1: BeamSection.tube(length_m=0.3, outer_diameter_m=0.06,
+                                                                                  wall_m=0.003)})
+
+
+def test_steepest_descent_variants_reach_the_same_set_point():
+    ex = PAPER_EXAMPLES["3dof"]
+    arm = paper_planar_arm(3)
+    args = (arm, ex.q_initial_rad, ex.sensor_wrench, ex.desired_base_wrench)
+    damped = compensate_steepest_descent(*args, step_scale=0.5, max_iterations=3000)
+    limited = compensate_steepest_descent(*args, max_direction_component=0.003, max_iterations=3000)
+    assert damped.converged and limited.converged
+    assert damped.lyapunov_value <= 1e-6 and limited.lyapunov_value <= 1e-6
+    with pytest.raises(ValueError, match="step_scale"):
+        compensate_steepest_descent(*args, step_scale=0.0)
+    with pytest.raises(ValueError, match="jacobian"):
+        compensate_steepest_descent(*args, jacobian="secant")

@@ -1,6 +1,6 @@
 """Projected hybrid force/motion law (Aghili P5 eqs. 45-52) on a planar 3-link arm whose tip slides on a table.
 
-The plant is the constrained direct dynamics of sim/slider_crank.py (eq. 22); the
+The plant is the constrained direct dynamics of sim/constrained_simulation.py (eq. 22); the
 controller knows the model exactly unless a test says otherwise.
 """
 
@@ -9,7 +9,8 @@ import pytest
 
 from robot_dynamics_id.control.projected import pd_reference_acceleration, projected_hybrid_torque
 from robot_dynamics_id.dynamics.constrained import constraint_force_pi, null_space_projector
-from robot_dynamics_id.sim.slider_crank import PlanarSerialChain, TipOnLineSystem, simulate_constrained
+from robot_dynamics_id.sim.constrained_simulation import simulate_constrained
+from robot_dynamics_id.sim.planar_mechanisms import PlanarSerialChain, TipOnLineSystem
 
 TABLE_Y_M = -0.2
 STEP_S = 2e-3

@@ -82,13 +82,3 @@ def test_bad_region_is_refused_and_smoothstep_is_a_c1_ramp():
     with pytest.raises(ValueError, match="region_enter_sigma > region_full_sigma"):
         SingularityHandler(region_enter_sigma=0.01, region_full_sigma=0.02)
     assert smoothstep(-1) == 0.0 and smoothstep(2) == 1.0 and smoothstep(0.5) == 0.5
-
-
-def test_sliding_in_contact_into_the_wrist_singular_region_holds_the_force():
-    # MuJoCo UR3 with the padded tool (control/polishing.py): the path ends at the singular pose
-    from robot_dynamics_id.control.polishing import run_singularity_crossing
-
-    s = run_singularity_crossing(method="padding", travel_time_s=2.0)
-    assert s.time_in_region_s > 0.5 and s.min_sigma < 0.02  # deep inside the padded region
-    assert s.max_force_error_n < 1.5, s.max_force_error_n  # issue 5 (paper: 3.7 N)
-    assert s.max_joint_acceleration_in_region_rad_s2 < 60.0

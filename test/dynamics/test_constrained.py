@@ -12,8 +12,10 @@ from robot_dynamics_id.dynamics.constrained import (
     constraint_inertia_matrix,
     constraint_multipliers,
     correct_constraint_drift,
+    inertia_decoupling_defect,
     null_space_projector,
     parameterised_constraint_inertia_matrix,
+    passive_joint_force_torque,
     passive_joint_torque,
     passive_joints_controllable,
     project_velocity,
@@ -199,6 +201,60 @@ def test_passive_joint_torque_is_zero_on_passive_joints_and_realises_the_motion(
     assert not passive_joints_controllable(free.projector, actuated)
     bad = passive_joint_torque(m, h, RNG.normal(size=n), free, actuated)
     assert not bad.controllable and bad.passive_residual > 1e-3
+
+
+def _constraint_force_of(m, h, tau, a, b):
+    proj = null_space_projector(a)
+    return constraint_force(m, h, tau, constrained_forward_dynamics(m, h, tau, a, b), proj.projector)
+
+
+def test_decoupling_defect_is_zero_exactly_when_the_motion_torque_leaves_the_constraint_force_alone():
+    n = 4
+    a = RNG.normal(size=(2, n))
+    proj = null_space_projector(a)
+    p, q = proj.projector, proj.normal_projector
+    h, b = RNG.normal(size=n), RNG.normal(size=2)
+    tangent_push = p @ RNG.normal(size=n)
+    # an inertia matrix that commutes with P: blocks on the tangent and normal spaces
+    x, y = random_spd(n), random_spd(n)
+    commuting = p @ x @ p + q @ y @ q
+    assert inertia_decoupling_defect(commuting, p) < 1e-12
+    tau = RNG.normal(size=n)
+    assert np.allclose(_constraint_force_of(commuting, h, tau, a, b),
+                       _constraint_force_of(commuting, h, tau + tangent_push, a, b), atol=1e-10)
+    general = random_spd(n)
+    assert inertia_decoupling_defect(general, p) > 1e-3
+    assert not np.allclose(_constraint_force_of(general, h, tau, a, b),
+                           _constraint_force_of(general, h, tau + tangent_push, a, b), atol=1e-6)
+
+
+def test_passive_joint_force_torque_realises_motion_and_the_force_the_passive_joints_allow():
+    n = 4
+    m, h = random_spd(n), RNG.normal(size=n)
+    a = RNG.normal(size=(2, n))
+    b = RNG.normal(size=2)
+    proj = null_space_projector(a)
+    qdd_ref = consistent_acceleration(RNG.normal(size=n), proj, b)
+    lam_cmd = np.array([3.0, -2.0])
+    # all actuated: PIDC + eqs. (51), (52), the whole commanded force
+    full = passive_joint_force_torque(m, h, qdd_ref, a, np.ones(n, bool), lam_cmd)
+    expected = projected_inverse_dynamics(m, h, qdd_ref, proj.projector) + constraint_force_torque(
+        m, h, qdd_ref, proj, a, lam_cmd)
+    assert np.allclose(full.torque, expected, atol=1e-9) and full.controllable_directions.shape == (2, 2)
+    # one passive joint: one force direction left, the motion still exact, torque zero on that joint
+    actuated = np.array([True, True, True, False])
+    one = passive_joint_force_torque(m, h, qdd_ref, a, actuated, lam_cmd)
+    assert one.controllable_directions.shape == (2, 1) and one.passive_residual < 1e-9
+    assert np.allclose(constrained_forward_dynamics(m, h, one.torque, a, b), qdd_ref, atol=1e-9)
+    realised = constraint_multipliers(_constraint_force_of(m, h, one.torque, a, b), a)
+    assert np.allclose(realised, one.multipliers, atol=1e-8)
+    e = one.controllable_directions[:, 0]
+    assert np.isclose(e @ realised, e @ lam_cmd, atol=1e-8)
+    # two passive joints (as many as constraints): the motion alone sets the force, same torque as eqs. (55)-(62)
+    two = passive_joint_force_torque(m, h, qdd_ref, a, np.array([True, False, True, False]), lam_cmd)
+    assert two.controllable_directions.shape == (2, 0)
+    assert np.allclose(two.torque, passive_joint_torque(m, h, qdd_ref, proj, np.array([True, False, True, False])).torque,
+                       atol=1e-8)
 
 
 def test_shape_errors_name_the_argument():

@@ -6,6 +6,7 @@ import pytest
 
 from robot_dynamics_id.identification.natural_oscillation import PushExperiment
 from robot_dynamics_id.identification.natural_oscillation_ur3 import (
+    ACTIVE_JOINTS_FULL,
     UR3_UPRIGHT_Q_RAD,
     PinocchioArm,
     VerticalPlaneGravityModel,
@@ -68,3 +69,28 @@ def test_direct_torque_style_plant_needs_its_gravity_subtracted(ur3_models):
     under = run_push_trial(arm, model, np.array([0.95, 0.95]), _experiment(
         plant_gravity_compensation=lambda q: pin.computeGeneralizedGravity(nominal, data, q)))
     assert under.fell
+
+
+def test_whole_upright_arm_model_and_friction_plant():
+    full = load_robot("ur3").model
+    nominal = reduced_vertical_plane_model(full, UR3_UPRIGHT_Q_RAD, ACTIVE_JOINTS_FULL)
+    up = UR3_UPRIGHT_Q_RAD[list(ACTIVE_JOINTS_FULL)]
+    model = VerticalPlaneGravityModel(nominal, up)
+    assert model.first_moments_kgm.shape == (6,) and model.factor_names[-1] == "wrist1_first_moment"
+    data = nominal.createData()
+    for dq in ([0, 0, 0], [0.3, -0.5, 0.2], [1.0, 2.0, -1.5]):
+        q = up + np.array(dq)
+        np.testing.assert_allclose(model.gravity_torque(q, np.ones(3)), pin.computeGeneralizedGravity(nominal, data, q),
+                                   atol=1e-10)
+    # Coulomb friction in the plant holds a small residual torque and lets a large one through
+    arm = PinocchioArm(nominal, coulomb_nm=np.full(3, 1.0))
+    arm.reset(up, np.zeros(3))
+    gravity = pin.computeGeneralizedGravity(nominal, data, up)
+    arm.apply_torque(gravity + np.array([0.0, 0.5, 0.0]))
+    for _ in range(50):
+        q, qd = arm.step()
+    assert np.allclose(qd, 0.0) and np.allclose(q, up, atol=1e-6)  # stuck (to the step's O(h^3) residue)
+    arm.apply_torque(gravity + np.array([0.0, 3.0, 0.0]))
+    for _ in range(50):
+        q, qd = arm.step()
+    assert qd[1] > 0.01

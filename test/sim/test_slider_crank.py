@@ -2,16 +2,11 @@
 
 import numpy as np
 
-from robot_dynamics_id.sim.slider_crank import (
-    CrankTrajectory,
+from robot_dynamics_id.scenarios.slider_crank import CrankTrajectory, crank_tracking_law, min_norm_check, singular_start
+from robot_dynamics_id.sim.constrained_simulation import augmented_matrix, simulate_augmented, simulate_constrained
+from robot_dynamics_id.sim.planar_mechanisms import (
     PlanarSerialChain,
     RedundantConstraints,
-    augmented_matrix,
-    crank_tracking_law,
-    min_norm_check,
-    simulate_augmented,
-    simulate_constrained,
-    singular_start,
     slider_crank,
     slider_crank_branch_state,
 )
