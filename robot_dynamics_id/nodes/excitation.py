@@ -93,8 +93,12 @@ _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # recorder that falls behind for a moment still receives every command (the robot reads only the newest).
 _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-#: joint states older than this (wall clock) stop the excitation
+#: joint states older than this (wall clock) stop a velocity stream: this process closes the loop
 _STALE_STATE_S = 1.0
+#: a trajectory runs in the robot's own loop: the watcher's late joint states endanger nothing (a loaded
+#: machine may starve this process for a second), so only a silent robot interface (neither joint states nor
+#: trajectory status for this long, wall clock) ends the run
+_SILENT_INTERFACE_S = 5.0
 #: the joint states are checked against the plan at most this often (robot time, s): 100 Hz is plenty to see
 #: a divergence, and it keeps this process's CPU small
 _MONITOR_PERIOD_S = 0.01
@@ -166,6 +170,7 @@ class ExcitationNode(Node):
         self._names_problem: str | None = None  # the joint states name other joints (e.g. a tf_prefix)
         self._robot_time_s = 0.0
         self._received_s = 0.0
+        self._status_received_s = 0.0  # wall clock of the latest trajectory status
         self._q_lock = threading.Lock()
         self._rate_mark: tuple[float, float] | None = None  # (wall s, robot s)
         self._robot_rate = 1.0
@@ -242,6 +247,7 @@ class ExcitationNode(Node):
             self._verdict = monitor.update(t, q)
 
     def _on_controller_status(self, msg: String) -> None:
+        self._status_received_s = time.monotonic()
         try:
             self._controller_status = json.loads(msg.data)
         except ValueError:
@@ -423,8 +429,9 @@ class ExcitationNode(Node):
                 self._monitor = None
 
     def _trajectory_failure(self, verdict, controller: dict, goal_before: int) -> str | None:
-        if time.monotonic() - self._received_s > _STALE_STATE_S:
-            return f"no /joint_states for {_STALE_STATE_S} s: the robot interface is gone; stopped"
+        if time.monotonic() - max(self._received_s, self._status_received_s) > _SILENT_INTERFACE_S:
+            return (f"no /joint_states and no trajectory status for {_SILENT_INTERFACE_S} s: the robot interface "
+                    "is gone; stopped")
         if controller.get("goal", 0) > goal_before and controller.get("phase") in ("aborted", "rejected"):
             return f"the trajectory controller reports: {controller.get('reason') or controller.get('phase')}"
         if controller.get("phase") == "rejected" and "goal" not in controller:

@@ -42,6 +42,8 @@ class JointFriction:
         self.k_2 = np.asarray(friction.viscous_quadratic_nm_s2_per_rad2, float)
         self.delta = np.asarray(friction.presliding_distance_rad, float)
         self.presliding = self.delta > 0
+        #: does any joint carry a presliding state (else :meth:`advance` has nothing to do)
+        self.any_presliding = bool(np.any(self.presliding))
         self.p2_only = friction.is_p2
         self.needs_load_torque = friction.has_load_term
         #: the Dahl state of the presliding joints (sign of the last motion at rest), in [-1, 1]
@@ -54,7 +56,7 @@ class JointFriction:
 
     def advance(self, position_increment_rad: np.ndarray) -> None:
         """Advance the presliding state over one substep's position increment (exact for that increment)."""
-        if not np.any(self.presliding):
+        if not self.any_presliding:
             return
         dq = np.asarray(position_increment_rad, float)
         sign = np.sign(dq)
