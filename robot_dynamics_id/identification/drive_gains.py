@@ -209,8 +209,7 @@ def identify_drive_gains_from_recordings(
     n = rm.n_joints
     base = options or IdentificationOptions()
     # Currents as the "torque" (unit gains): the gain-free search of the Stribeck velocities.
-    in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n),
-                      progress=False)
+    in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n))
     first = identify(without_payload, rm, in_amps)
     second_options = replace(in_amps, preprocessing=replace(in_amps.preprocessing, cutoff_hz=first.data.cutoff_hz))
     second = prepare(with_payload, rm, second_options)

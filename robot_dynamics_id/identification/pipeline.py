@@ -44,6 +44,7 @@ from ..dynamics.regressor import (
     rotor_regressor,
 )
 from ..io.model_file import DynamicModel
+from ..progress import ProgressCallback, scaled
 from ..robots.model import RobotModel, load_robot
 from .estimators import (
     ConsistentEstimate,
@@ -79,7 +80,6 @@ class IdentificationOptions:
     drive_gains_nm_per_a: needed for ``current``; stored in the model (None: the model has no gains).
     prior: model whose per-link values anchor the unidentifiable directions (default: nominal).
     com_half_width_m: CoM box half-width around the prior CoM; None = half the link length + 5 cm.
-    progress: print a progress bar to stderr.
     """
 
     estimator: str = "consistent"
@@ -98,7 +98,6 @@ class IdentificationOptions:
     regularisation: float = 1e-6
     excitation_tolerance: float = 1e-6
     chunk_samples: int = 20000
-    progress: bool = False
     provenance: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -161,12 +160,14 @@ def prepare(recording: Any, robot: RobotModel | str, options: IdentificationOpti
 
 
 def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: PreprocessedData, chunk: int,
-                        progress=None) -> np.ndarray:
+                        progress: ProgressCallback | None = None) -> np.ndarray:
     """Base columns of the rigid-body (+ rotor) part, computed chunk by chunk (bounded memory)."""
     n = rm.n_joints
     n_rb = 10 * n + (n if base_map.rotor else 0)
     cols = base_map.independent_columns[base_map.independent_columns < n_rb]
     out = np.empty((data.n_samples * n, cols.shape[0]))
+    if progress is not None:
+        progress(0.0, "regressor")
     for start in range(0, data.n_samples, chunk):
         stop = min(start + chunk, data.n_samples)
         blocks = [rigid_body_regressor(rm, data.q_rad[start:stop], data.qd_rad_s[start:stop],
@@ -175,7 +176,7 @@ def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: Prepro
             blocks.append(rotor_regressor(data.qdd_rad_s2[start:stop]))
         out[start * n: stop * n] = np.hstack(blocks)[:, cols]
         if progress is not None:
-            progress(stop / data.n_samples)
+            progress(stop / data.n_samples, "regressor")
     return out
 
 
@@ -287,46 +288,34 @@ def _link_half_widths(rm: RobotModel) -> np.ndarray:
     return 0.5 * lengths + 0.05
 
 
-class _Stages:
-    """Progress over the pipeline's stages (weights roughly proportional to their run time)."""
-
-    def __init__(self, enabled: bool):
-        from .report import ProgressBar
-        self.bar = ProgressBar("identify") if enabled else None
-
-    def __call__(self, start: float, end: float):
-        def report(fraction: float) -> None:
-            if self.bar is not None:
-                self.bar.update(start + (end - start) * fraction)
-        return report
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 # ----------------------------------------------------------------------------------------- main entry
 def identify(recording: Any, robot: RobotModel | str, options: IdentificationOptions | None = None,
-             *, preprocessed: PreprocessedData | None = None) -> IdentificationResult:
-    """Identify the dynamic model of ``robot`` from one recording (see the module docstring)."""
+             *, preprocessed: PreprocessedData | None = None,
+             progress: ProgressCallback | None = None) -> IdentificationResult:
+    """Identify the dynamic model of ``robot`` from one recording (see the module docstring).
+
+    ``progress(fraction, stage)`` is called as the stages run (preprocess, regressor, friction,
+    estimate, model); the fractions are roughly proportional to their run time."""
     options = options or IdentificationOptions()
     rm = _robot(robot)
     n = rm.n_joints
     timings: dict[str, float] = {}
-    stages = _Stages(options.progress)
     clock = time.perf_counter()
+    if progress is not None:
+        progress(0.0, "preprocess")
     data = preprocessed if preprocessed is not None else prepare(recording, rm, options)
     signal = _torque_of(recording, options, n) if recording is not None else None
     torque_label = signal.description if signal is not None else "preprocessed"
     timings["preprocess"] = time.perf_counter() - clock
-    stages(0.0, 0.1)(1.0)
 
     clock = time.perf_counter()
     base_map = compute_base_parameters(rm, friction=options.friction, rotor=options.rotor)
-    a_rb = _rigid_base_columns(rm, base_map, data, options.chunk_samples, stages(0.1, 0.6))
+    a_rb = _rigid_base_columns(rm, base_map, data, options.chunk_samples, scaled(progress, 0.1, 0.6))
     timings["regressor"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    if progress is not None:
+        progress(0.6, "friction" if options.friction and options.fit_stribeck else "estimate")
     y = data.torque.ravel()
     v_k = np.broadcast_to(np.asarray(options.coulomb_velocity_rad_s, float), (n,)).copy()
     x_s = np.broadcast_to(np.asarray(options.stribeck_velocity_rad_s, float), (n,)).copy()
@@ -349,7 +338,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         normal = NormalEquations.from_regressor(w_base, y, n)
         sigma = normal.solve().residual_rms_nm
     timings["stribeck"] = time.perf_counter() - clock
-    stages(0.6, 0.75)(1.0)
+    if progress is not None:
+        progress(0.75, "estimate")
 
     clock = time.perf_counter()
     joint_weights = 1.0 / np.maximum(sigma, 1e-9) ** 2
@@ -381,7 +371,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     else:
         full = start_full
     timings["consistent"] = time.perf_counter() - clock
-    stages(0.75, 0.95)(1.0)
+    if progress is not None:
+        progress(0.95, "model")
 
     standard = full[: 10 * n]
     at = 10 * n
@@ -419,7 +410,6 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         },
     )
-    stages.close()
     return IdentificationResult(
         model=model, base_map=base_map, base_estimate=linear, base_parameters_consistent=base_consistent,
         full_parameters=full, consistent=consistent, physically_consistent_links=consistent_links, data=data,
