@@ -19,7 +19,7 @@ def identify_simulated_arm(out_dir: str | Path, *, truth_seed: int, duration_s: 
     result = run_experiment(trajectory, robot=robot, truth_seed=truth_seed, noise_seed=1)
     bag = write_experiment_bag(out_dir / "bag", result)
     summary = run_identify(bag, robot=robot, out_dir=out_dir / "identification", torque_source="current",
-                           drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, progress=False, plots=False)
+                           drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, plots=False)
     print(f"identified the model from a {duration_s:.0f} s simulated experiment (truth seed {truth_seed}) in "
           f"{time.perf_counter() - t0:.0f} s: training fit " + ", ".join(f"{f:.1f}" for f in summary["fit_percent"])
           + " %", flush=True)

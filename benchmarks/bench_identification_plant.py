@@ -201,7 +201,7 @@ def run_robot(robot_name: str, *, duration_s: float, truth_seed: int, anneal_ite
                                         payload_inertia_about_com_kgm2=pair.payload.inertia_about_com_kgm2)
             summary = run_identify(train_csv, robot=robot_name, out_dir=Path(tmp) / "out", torque_source="current",
                                    drive_gains_nm_per_a=csv_gains["drive_gains_nm_per_a"], validation_path=val_csv,
-                                   progress=False, plots=False)
+                                   plots=False)
             t_csv = time.perf_counter() - t0
         csv_gain_error = np.asarray(csv_gains["drive_gains_nm_per_a"]) / truth.drive_gains_nm_per_a - 1.0
         csv_fit = np.asarray(summary["validation_fit_percent"])

@@ -61,7 +61,7 @@ def _arm_model(work: Path, truth_seed: int, duration_s: float) -> tuple[Path, Pa
                             payload_com_m=runs.payload.com_m,
                             payload_inertia_about_com_kgm2=runs.payload.inertia_about_com_kgm2)["drive_gains_nm_per_a"]
     summary = run_identify(without, robot="ur3", out_dir=work / "arm", torque_source="current",
-                           drive_gains_nm_per_a=gains, progress=False, plots=False)
+                           drive_gains_nm_per_a=gains, plots=False)
     truth_gains = runs.without_payload.truth.drive_gains_nm_per_a
     print(f"truth seed {truth_seed}: drive gains error "
           + ", ".join(f"{100 * (g / t - 1):+.2f}" for g, t in zip(gains, truth_gains)) + " %; arm fit "

@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..progress import ProgressReporter
+
 COMMAND = "demo"
 HELP = "run the whole pipeline on the simulated UR3: experiment -> bag -> identification -> force control"
 
@@ -45,14 +47,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the excitation optimiser")
 
 
-class _Progress:
-    def __init__(self) -> None:
-        self.t0 = time.monotonic()
-
-    def __call__(self, message: str) -> None:
-        print(f"[{time.monotonic() - self.t0:6.1f} s] {message}", flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
     # Loopback-only DDS in a reserved domain, for this process and every node it starts.
     from ..ros_processes import use_loopback_here
@@ -60,13 +54,14 @@ def run(args: argparse.Namespace) -> int:
     env = use_loopback_here()
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    say = _Progress()
+    # Stage messages as lines with the elapsed time; the experiment's progress as a bar on a terminal only.
+    say = ProgressReporter("demo", sys.stdout)
     out = Path(args.out)
     if out.exists():
         shutil.rmtree(out)
     (out / "logs").mkdir(parents=True)
     experiment_s, polishing_s = (20.0, 15.0) if args.quick else (60.0, 30.0)
-    say(f"DDS on loopback only, domain {env['ROS_DOMAIN_ID']}; report folder {out}")
+    say.note(f"DDS on loopback only, domain {env['ROS_DOMAIN_ID']}; report folder {out}")
 
     summary: dict = {"truth_seed": args.truth_seed, "quick": bool(args.quick)}
     excitation = _plan_excitation(out, experiment_s, args.seed, say)
@@ -120,21 +115,22 @@ def missed_targets(summary: dict) -> list[str]:
 
 
 # ---- 1. excitation ---------------------------------------------------------------------------------------
-def _plan_excitation(out: Path, duration_s: float, seed: int, say) -> Path:
+def _plan_excitation(out: Path, duration_s: float, seed: int, say: ProgressReporter) -> Path:
     from ..excitation.trajectory import save_trajectory
     from ..sim.experiment import planned_fourier_excitation
 
-    say(f"1/5 planning an optimised {duration_s:.0f} s Fourier excitation (minimum regressor condition number)")
+    say.note(f"1/5 planning an optimised {duration_s:.0f} s Fourier excitation "
+             "(minimum regressor condition number)")
     trajectory = planned_fourier_excitation("ur3", duration_s=duration_s, seed=seed, rate_hz=500.0,
                                             period_s=10.0 if duration_s >= 20 else duration_s)
     path = save_trajectory(trajectory, out / "excitation.yaml")
     cond = trajectory.metadata.get("condition_number")
-    say(f"    excitation planned ({path}); condition number {cond:.2f}" if cond else f"    excitation planned ({path})")
+    say.note(f"    excitation planned ({path})" + (f"; condition number {cond:.2f}" if cond else ""))
     return path
 
 
 # ---- 2. experiment -----------------------------------------------------------------------------------------
-def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, say) -> Path:
+def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, say: ProgressReporter) -> Path:
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
@@ -146,7 +142,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
     bag = out / "bag"
     nodes = {n.name: n for n in plan_launch("experiment.launch.py", {
         "sim": "true", "excitation": str(excitation.resolve()), "bag": str(bag.resolve()), "move_to_start": "true"})}
-    say("2/5 recording the identification experiment: ur_interface (sim) + torque_logger + excitation (the "
+    say.note("2/5 recording the identification experiment: ur_interface (sim) + torque_logger + excitation (the "
         "trajectory is executed inside ur_interface's robot loop, on the robot's clock)")
     truth_args = ["-p", f"sim_truth_seed:={truth_seed}"]
     interface = start_node(nodes["ur_interface"], log_dir=out / "logs", env=env, extra_ros_args=truth_args)
@@ -162,14 +158,11 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
         if not wait_until(lambda: "recording /joint_states" in logger.log(), 60.0):
             raise RuntimeError(f"torque_logger did not start recording; its log:\n{logger.log()[-3000:]}")
         excitation_proc = start_node(nodes["excitation"], log_dir=out / "logs", env=env)
-        last = -1.0
         while excitation_proc.alive():
             time.sleep(0.5)
-            if progress and time.monotonic() - last > 5.0:
+            if progress:
                 p = progress[-1]
-                say(f"    {p.get('stage', '')} {p.get('phase', '')}: {100 * p.get('fraction', 0):5.1f} % "
-                    f"(position error {p.get('position_error_rad', 0):.4f} rad)")
-                last = time.monotonic()
+                say(float(p.get("fraction", 0.0)), f"excitation {p.get('stage', '')} {p.get('phase', '')}".strip())
         if excitation_proc.popen.returncode != 0:
             raise RuntimeError(f"the excitation failed; its log:\n{excitation_proc.log()[-3000:]}")
         time.sleep(1.0)
@@ -180,7 +173,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
         interface.stop()
         probe.close()
         rclpy.shutdown()
-    say(f"    bag written: {bag}")
+    say.note(f"    bag written: {bag}")
     return bag
 
 
@@ -191,12 +184,13 @@ CALIBRATION_PAYLOAD_KG = 2.4
 CALIBRATION_PAYLOAD_COM_M = (0.1, 0.05, 0.05)
 
 
-def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int, say) -> list[float]:
+def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int,
+                           say: ProgressReporter) -> list[float]:
     from ..excitation.trajectory import load_trajectory
     from ..identification.job import run_drive_gains
     from ..sim.experiment import run_known_payload_experiment, write_experiment_bag
 
-    say(f"3/5 calibrating the drive gains: the excitation without and with a known {CALIBRATION_PAYLOAD_KG} kg "
+    say.note(f"3/5 calibrating the drive gains: the excitation without and with a known {CALIBRATION_PAYLOAD_KG} kg "
         "payload (simulated in-process), then rdi drive-gains")
     runs = run_known_payload_experiment(load_trajectory(excitation), payload_kg=CALIBRATION_PAYLOAD_KG,
                                         payload_com_m=CALIBRATION_PAYLOAD_COM_M, robot="ur3",
@@ -214,7 +208,7 @@ def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: i
     errors = [100.0 * (g / t - 1.0) for g, t in zip(gains, truth)]
     result["error_vs_simulated_truth_percent"] = errors
     (calibration / "drive_gains.json").write_text(json.dumps(result, indent=2))
-    say("    drive gains (Nm/A): " + ", ".join(f"{g:.3f}" for g in gains)
+    say.note("    drive gains (Nm/A): " + ", ".join(f"{g:.3f}" for g in gains)
         + f" (relative std {max(result['relative_std']) * 100:.2f} % at most; vs the simulated arm's truth "
         + ", ".join(f"{e:+.2f}" for e in errors) + " %)")
     return gains
@@ -222,14 +216,14 @@ def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: i
 
 # ---- 4. identification ----------------------------------------------------------------------------------------
 def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: int, experiment_s: float, env: dict,
-              say) -> dict:
+              say: ProgressReporter) -> dict:
     import subprocess
 
     from ..excitation.trajectory import save_trajectory
     from ..node_launch import launch_plan as plan_launch, node_command
     from ..sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
 
-    say("4/5 identifying the model from the bag (identifier node, physically consistent, with friction, "
+    say.note("4/5 identifying the model from the bag (identifier node, physically consistent, with friction, "
         "torque = motor current x the calibrated drive gains)")
     validation_s = 30.0 if experiment_s >= 60 else 15.0
     validation_traj = planned_fourier_excitation("ur3", duration_s=validation_s, seed=seed + 101, rate_hz=500.0,
@@ -250,7 +244,7 @@ def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: i
     metrics = json.loads((ident / "metrics.json").read_text())
     truth = result.truth
     truth.save(out / "truth.yaml")
-    say(f"    model {ident / 'model.yaml'} in {time.monotonic() - t0:.1f} s")
+    say.note(f"    model {ident / 'model.yaml'} in {time.monotonic() - t0:.1f} s")
     return {
         "model": str(ident / "model.yaml"),
         "fit_percent": metrics["training"]["fit_percent"],
@@ -265,7 +259,7 @@ def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: i
 SETTLE_S = 0.5
 
 
-def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> dict:
+def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say: ProgressReporter) -> dict:
     import numpy as np
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -276,7 +270,7 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
     from ..ros_processes import start_node
 
     model = out / "identification" / "model.yaml"
-    say("5/5 polishing the simulated surface with osc_controller and the identified model (base moving; "
+    say.note("5/5 polishing the simulated surface with osc_controller and the identified model (base moving; "
         "direct connection, torque output at 500 Hz)")
     (node,) = plan_launch("control.launch.py", {"sim": "true", "task": "polishing", "model": str(model.resolve()),
                                                 "output_mode": "torque"})
@@ -299,9 +293,9 @@ def _polish(out: Path, truth_seed: int, duration_s: float, env: dict, say) -> di
             s = states[-1][1]
             if hybrid_at is None and s.get("stage") == "hybrid":
                 hybrid_at = states[-1][0]
-                say("    contact made; hybrid force/motion control")
+                say.note("    contact made; hybrid force/motion control")
             if hybrid_at is not None and time.monotonic() - last > 5.0:
-                say(f"    polishing {time.monotonic() - hybrid_at:4.0f} s of {duration_s:.0f} s; force error "
+                say.note(f"    polishing {time.monotonic() - hybrid_at:4.0f} s of {duration_s:.0f} s; force error "
                     f"{abs(s.get('force_error_n', [0, 0, 0])[2]):.2f} N")
                 last = time.monotonic()
             if hybrid_at is None and time.monotonic() - last > 60.0:

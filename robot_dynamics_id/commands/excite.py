@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..progress import ProgressReporter
+
 COMMAND = "excite"
 HELP = "plan an excitation trajectory (PRBS schedule, optimised Fourier, payload wrist motion) or check a file"
 
@@ -116,7 +118,8 @@ def _plan(args: argparse.Namespace) -> int:
             n_starts=args.starts, max_iterations=args.max_iterations, seed=args.seed)
         print(f"optimising a Fourier excitation for {robot.name} ({settings.n_periods} x {settings.period_s:g} s, "
               f"{settings.n_harmonics} harmonics, {settings.n_starts} starts) ...", flush=True)
-        result = optimise_fourier_excitation(robot, settings, verbose=True)
+        with ProgressReporter("optimise", sys.stdout) as bar:
+            result = optimise_fourier_excitation(robot, settings, progress=bar)
         trajectory = result.to_trajectory(rate_hz=rate)
         limits = result.limits
         print(f"optimised in {result.wall_time_s:.1f} s ({result.n_cost_evaluations} cost evaluations)")
@@ -161,7 +164,8 @@ def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
         n_starts=args.starts, max_iterations=args.max_iterations, seed=args.seed)
     print(f"optimising a {settings.duration_s:g} s wrist excitation for payload identification on {robot.name} "
           f"({settings.n_starts} starts) ...", flush=True)
-    trajectory = plan_payload_excitation(robot, settings, rate_hz=rate, verbose=True)
+    with ProgressReporter("optimise", sys.stdout) as bar:
+        trajectory = plan_payload_excitation(robot, settings, rate_hz=rate, progress=bar)
     limits = ExcitationLimits.from_dict(trajectory.limits)
     report = check_trajectory(trajectory, robot, limits)
     trajectory.metadata = dict(trajectory.metadata, seed=args.seed)

@@ -114,7 +114,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "joint separated by commas")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress on stderr (a bar on a terminal, one line per stage otherwise)")
     add_data_arguments(parser)
 
 
@@ -131,13 +132,17 @@ def print_ur_comparison(metrics: dict, label: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..identification.job import EXIT_DOUBTFUL, run_identify
+    from ..progress import ProgressReporter
 
-    summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
-                           torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
-                           method=args.method, validation_path=args.validate, progress=not args.quiet,
-                           plots=not args.no_plots, read=read_options(args), tool_frame=args.tool_frame,
-                           skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
-                           moving_threshold_rad_s=args.moving_threshold, friction_model=args.friction_model)
+    with ProgressReporter("identify") as bar:
+        summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
+                               torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
+                               method=args.method, validation_path=args.validate,
+                               progress=None if args.quiet else bar, plots=not args.no_plots,
+                               read=read_options(args), tool_frame=args.tool_frame,
+                               skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
+                               moving_threshold_rad_s=args.moving_threshold,
+                               friction_model=args.friction_model)
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
     gains = summary["drive_gains_nm_per_a"]

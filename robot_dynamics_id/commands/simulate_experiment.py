@@ -182,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from ..io.ur_csv import write_ur_csv
+    from ..progress import ProgressReporter
     from ..sim.experiment import PayloadSpec, resolve_truth, run_experiment, write_experiment_bag
 
     def say(text: str) -> None:
@@ -193,18 +194,6 @@ def run(args: argparse.Namespace) -> int:
     name = robot.description.name
     truth_seed = None if args.truth_seed < 0 else args.truth_seed
     truth = resolve_truth(name, None, truth_seed, friction=args.friction)
-
-    def reporter(label: str):
-        state = {"next": time.perf_counter() + 2.0, "started": time.perf_counter()}
-
-        def report(t_s: float, fraction: float) -> None:
-            now = time.perf_counter()
-            if now >= state["next"] or fraction >= 1.0:
-                elapsed = now - state["started"]
-                say(f"{label}: {100 * fraction:5.1f} % ({t_s:.1f} s robot time, {elapsed:.1f} s wall, "
-                    f"{t_s / elapsed if elapsed > 0 else float('inf'):.1f}x real time)")
-                state["next"] = now + 2.0
-        return report
 
     runs = [("run", args.out, args.csv, args.payload_kg, args.payload_com, args.noise_seed, {})]
     if args.known_payload_kg is not None:
@@ -220,10 +209,12 @@ def run(args: argparse.Namespace) -> int:
         f"truth {'nominal' if truth_seed is None else f'seed {truth_seed}'}, friction {args.friction}")
     results = []
     for label, out, csv, payload_kg, payload_com, noise_seed, extra in runs:
-        result = run_experiment(trajectory, robot=name, truth=truth, noise_seed=noise_seed, rate_hz=args.rate,
-                                payload_kg=payload_kg, payload_com_m=payload_com,
-                                configured_drive_gains_nm_per_a=args.drive_gains,
-                                on_progress=None if args.quiet else reporter(label))
+        # The simulation reports (robot time, fraction); the reporter draws a bar on a terminal, lines in a log.
+        with ProgressReporter(f"simulate-experiment: {label}") as bar:
+            result = run_experiment(trajectory, robot=name, truth=truth, noise_seed=noise_seed, rate_hz=args.rate,
+                                    payload_kg=payload_kg, payload_com_m=payload_com,
+                                    configured_drive_gains_nm_per_a=args.drive_gains,
+                                    on_progress=None if args.quiet else (lambda t_s, f, bar=bar: bar(f, "simulate")))
         if truth_seed is not None:
             result = replace(result, truth_seed=truth_seed)
         started = time.perf_counter()

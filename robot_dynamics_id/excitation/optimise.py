@@ -37,6 +37,7 @@ import scipy.optimize
 
 from ..dynamics.base_parameters import BaseParameterMap, compute_base_parameters, condition_number
 from ..dynamics.regressor import DEFAULT_COULOMB_VELOCITY_RAD_S, DEFAULT_STRIBECK_VELOCITY_RAD_S, full_regressor
+from ..progress import ProgressCallback
 from ..robots.model import RobotModel
 from ._blas import single_threaded_blas
 from .checker import ExcitationLimits, TrajectoryLimitError, check_trajectory, keep_out_points
@@ -382,16 +383,25 @@ class _Problem:
 
 
 def optimise_fourier_excitation(robot: RobotModel, settings: FourierOptimisationSettings | None = None, *,
-                                base_map: BaseParameterMap | None = None, verbose: bool = False
-                                ) -> FourierOptimisationResult:
-    """Optimise a Fourier excitation for ``robot`` (see the module docstring); reproducible by ``settings.seed``."""
+                                base_map: BaseParameterMap | None = None,
+                                progress: ProgressCallback | None = None) -> FourierOptimisationResult:
+    """Optimise a Fourier excitation for ``robot`` (see the module docstring); reproducible by ``settings.seed``.
+
+    ``progress(fraction, stage)`` is told each start ("start 2/4, best condition number 3.1") and the
+    iterations within it."""
     settings = settings or FourierOptimisationSettings()
     with single_threaded_blas():  # many small SVDs: threads only add waiting (excitation/_blas.py)
-        return _optimise(robot, settings, base_map, verbose)
+        return _optimise(robot, settings, base_map, progress)
+
+
+def start_stage(i: int, n_starts: int, best_condition_number: float) -> str:
+    """The progress stage name of start ``i`` of a multi-start optimisation."""
+    best = f", best condition number {best_condition_number:.2f}" if np.isfinite(best_condition_number) else ""
+    return f"start {i + 1}/{n_starts}{best}"
 
 
 def _optimise(robot: RobotModel, settings: FourierOptimisationSettings, base_map: BaseParameterMap | None,
-              verbose: bool) -> FourierOptimisationResult:
+              progress: ProgressCallback | None) -> FourierOptimisationResult:
     started = time.perf_counter()
     n = robot.n_joints
     limits = ExcitationLimits.from_robot(robot, safety_factor=settings.safety_factor,
@@ -421,12 +431,18 @@ def _optimise(robot: RobotModel, settings: FourierOptimisationSettings, base_map
     rng = np.random.default_rng(settings.seed)
     best_x, best_cost, starts = None, np.inf, []
     for i in range(settings.n_starts):
+        stage = start_stage(i, settings.n_starts, float(np.exp(best_cost)))
+        if progress is not None:
+            progress(i / settings.n_starts, stage)
         x0 = problem.random_start(rng, centre)
         cost0 = problem.cost(x0)
         # SLSQP iterates may leave the feasible set; keep the best feasible one seen (the start is feasible).
-        tracked = {"x": x0, "cost": cost0}
+        tracked = {"x": x0, "cost": cost0, "iterations": 0}
 
-        def track(xk: np.ndarray, tracked=tracked) -> None:
+        def track(xk: np.ndarray, tracked=tracked, i=i, stage=stage) -> None:
+            tracked["iterations"] += 1
+            if progress is not None:
+                progress((i + min(tracked["iterations"] / settings.max_iterations, 1.0)) / settings.n_starts, stage)
             cost_k = problem.cost(xk)
             if cost_k < tracked["cost"] and problem.feasibility(xk) >= -1e-6:
                 tracked["x"], tracked["cost"] = np.array(xk), cost_k
@@ -438,9 +454,6 @@ def _optimise(robot: RobotModel, settings: FourierOptimisationSettings, base_map
         starts.append({"start": i, "initial_condition_number": float(np.exp(cost0)),
                        "final_condition_number": float(np.exp(cost)), "iterations": int(res.nit),
                        "message": str(res.message)})
-        if verbose:
-            print(f"start {i}: condition number {np.exp(cost0):.1f} -> {np.exp(cost):.2f} ({res.nit} iterations, "
-                  f"{res.message})", flush=True)
         if cost < best_cost:
             best_x, best_cost = tracked["x"], cost
     fourier = problem.fourier(best_x)

@@ -24,10 +24,12 @@ import numpy as np
 import scipy.optimize
 
 from ..dynamics.payload import payload_regressor, tool_to_joint_transform
+from ..progress import ProgressCallback
 from ..robots.model import RobotModel
 from ._blas import single_threaded_blas
 from .checker import ExcitationLimits, TrajectoryLimitError, check_trajectory, keep_out_heights
 from .fourier import FourierTrajectory
+from .optimise import start_stage
 from .trajectory import JointTrajectory
 
 __all__ = ["PAYLOAD_ARM_POSE_RAD", "PayloadExcitationSettings", "payload_condition_number",
@@ -185,8 +187,10 @@ class _WristProblem:
 
 
 def plan_payload_excitation(robot: RobotModel, settings: PayloadExcitationSettings | None = None, *,
-                            rate_hz: float = 125.0, verbose: bool = False) -> JointTrajectory:
-    """The optimised wrist excitation as robot-rate samples (metadata: settings, condition number)."""
+                            rate_hz: float = 125.0, progress: ProgressCallback | None = None) -> JointTrajectory:
+    """The optimised wrist excitation as robot-rate samples (metadata: settings, condition number).
+
+    ``progress(fraction, stage)`` is told each start and the iterations within it."""
     settings = settings or PayloadExcitationSettings()
     if robot.n_joints != 6:
         raise ValueError(f"the payload excitation moves the wrist of a 6-joint UR arm; {robot.name} has "
@@ -204,10 +208,17 @@ def plan_payload_excitation(robot: RobotModel, settings: PayloadExcitationSettin
     best_x, best_cost = None, np.inf
     with single_threaded_blas():
         for start in range(settings.n_starts):
+            stage = start_stage(start, settings.n_starts, float(np.exp(best_cost)))
+            if progress is not None:
+                progress(start / settings.n_starts, stage)
             x0 = problem.random_start(rng)
-            tracked = {"x": x0, "cost": problem.cost(x0)}
+            tracked = {"x": x0, "cost": problem.cost(x0), "iterations": 0}
 
-            def track(xk: np.ndarray, tracked=tracked) -> None:
+            def track(xk: np.ndarray, tracked=tracked, start=start, stage=stage) -> None:
+                tracked["iterations"] += 1
+                if progress is not None:
+                    progress((start + min(tracked["iterations"] / settings.max_iterations, 1.0)) / settings.n_starts,
+                             stage)
                 value = problem.cost(xk)
                 if value < tracked["cost"] and problem.feasible(xk):
                     tracked["x"], tracked["cost"] = np.array(xk), value
@@ -215,9 +226,6 @@ def plan_payload_excitation(robot: RobotModel, settings: PayloadExcitationSettin
             res = scipy.optimize.minimize(problem.cost, x0, method="SLSQP", constraints=constraints, callback=track,
                                           options={"maxiter": settings.max_iterations, "ftol": 1e-6})
             track(res.x)
-            if verbose:
-                print(f"start {start}: condition number {np.exp(tracked['cost']):.2f} ({res.nit} iterations)",
-                      flush=True)
             if tracked["cost"] < best_cost:
                 best_x, best_cost = tracked["x"], tracked["cost"]
     fourier = problem.fourier(best_x)

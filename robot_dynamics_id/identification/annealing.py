@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..progress import ProgressCallback
+
 __all__ = ["AnnealingResult", "anneal", "physical_to_standard", "standard_to_physical"]
 
 #: P3: T = T0 / k with T0 = 10.
@@ -80,11 +82,13 @@ def standard_to_physical(standard: np.ndarray) -> np.ndarray:
 
 def anneal(rigid_regressor: np.ndarray, qd_rad_s: np.ndarray, torque_nm: np.ndarray, initial_physical: np.ndarray,
            *, max_iterations: int = 200_000, max_time_s: float = 60.0, seed: int = 0,
-           initial_temperature: float = INITIAL_TEMPERATURE, progress=None) -> AnnealingResult:
+           initial_temperature: float = INITIAL_TEMPERATURE,
+           progress: ProgressCallback | None = None) -> AnnealingResult:
     """Simulated annealing of P3 on data: rigid regressor (N*n, 10n), velocities (N, n), torques (N, n).
 
     ``initial_physical`` (n, 11) is the start (e.g. the nominal masses/CoMs/inertia priors, B = 0).
-    Stops after ``max_iterations`` or ``max_time_s``, whichever comes first.
+    Stops after ``max_iterations`` or ``max_time_s``, whichever comes first; ``progress(fraction, "annealing")``
+    every 1000 iterations.
     """
     tau = np.asarray(torque_nm, float)
     n_samples, n = tau.shape
@@ -138,7 +142,7 @@ def anneal(rigid_regressor: np.ndarray, qd_rad_s: np.ndarray, torque_nm: np.ndar
         if k % 1000 == 0:
             history.append(f_best)
             if progress is not None:
-                progress(k / max_iterations)
+                progress(k / max_iterations, "annealing")
             if time.perf_counter() - start > max_time_s:
                 break
     return AnnealingResult(physical=best, standard_parameters=physical_to_standard(best[:, :10]).ravel(),

@@ -211,7 +211,7 @@ def identify_drive_gains_from_recordings(
     # Currents as the "torque" (unit gains): the gain-free search of the Stribeck velocities.
     # The gain fit below uses the P2 friction columns: search the Stribeck velocities for that model.
     in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n),
-                      progress=False, friction_model="p2")
+                      friction_model="p2")
     first = identify(without_payload, rm, in_amps)
     second_options = replace(in_amps, preprocessing=replace(in_amps.preprocessing, cutoff_hz=first.data.cutoff_hz))
     second = prepare(with_payload, rm, second_options)

@@ -37,6 +37,7 @@ import numpy as np
 from ..dynamics.drive import check_drive_gains
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
+from ..progress import ProgressCallback, scaled
 from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
 from .metrics import MOVING_THRESHOLD_RAD_S
 from .output_dir import check_output_dir, staged_output
@@ -223,11 +224,15 @@ def _ur_model(recording, signal: TorqueSignal, gains) -> np.ndarray:
 
 def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torque_source: str = "auto",
                  drive_gains_nm_per_a=None, method: str = "consistent", ur_driver_topics: bool = False,
-                 validation_path: str | Path | None = None, progress: bool = True, plots: bool = True,
-                 read: ReadOptions | None = None, tool_frame: str = "tool0", skip_robot_check: bool = False,
-                 compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
-                 friction_model: str = "auto", cancel: threading.Event | None = None) -> dict:
-    """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful')."""
+                 validation_path: str | Path | None = None, progress: ProgressCallback | None = None,
+                 plots: bool = True, read: ReadOptions | None = None, tool_frame: str = "tool0",
+                 skip_robot_check: bool = False, compare_ur_model: bool = False,
+                 moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S, friction_model: str = "auto",
+                 cancel: threading.Event | None = None) -> dict:
+    """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful').
+
+    ``progress(fraction, stage)`` is told the stages as they run: read, preprocess, the identification's
+    own stages, check fit, validation, write report."""
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
     from .validation import doubtful_fits, validate_recording
@@ -239,6 +244,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
     gains = None if drive_gains_nm_per_a is None else check_drive_gains(drive_gains_nm_per_a, rm.n_joints,
                                                                          what="--drive-gains")
+    progress = progress or None  # False (an older caller's "no bar") means none
+    _report(progress, 0.0, "read")
     t0 = time.perf_counter()
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm)
@@ -249,20 +256,21 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
                        "read": read.describe()}
     options = IdentificationOptions(
-        estimator=method, torque_source=signal.source, progress=progress, drive_gains_nm_per_a=gains,
+        estimator=method, torque_source=signal.source, drive_gains_nm_per_a=gains,
         friction_model=friction_model, prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
         provenance={"data": str(Path(data_path).resolve()), "torque": signal.description, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
                     "warnings": list(warnings), "identified_from": identified_from})
     t_read = time.perf_counter() - t0
     _check_cancel(cancel)
+    _report(progress, 0.1, "preprocess")
     data = prepare(recording, rm, options)
     check_warnings, checks = _checked_signal(recording, rm, signal, data.cutoff_hz, label=f"--robot {robot}",
                                              robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check,
                                              data=data)
     warnings += check_warnings
     _check_cancel(cancel)
-    result = identify(recording, rm, options, preprocessed=data)
+    result = identify(recording, rm, options, preprocessed=data, progress=scaled(progress, 0.15, 0.7))
     names = list(rm.joint_names)
     consistent = bool(np.all(result.physically_consistent_links))
     warnings += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent)
@@ -278,12 +286,14 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                         "--method consistent bounds it >= 0, or fix the terms with --friction-model")
     problems = doubtful_fits(result.metrics, names, "training")
     _check_cancel(cancel)
+    _report(progress, 0.7, "check fit")
     ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
     training = validate_recording(result.model, recording, signal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
                                   preprocessing=options.preprocessing, moving_threshold_rad_s=moving_threshold_rad_s,
                                   ur_model_nm=ur_training)
     validation = None
     if validation_path is not None:
+        _report(progress, 0.8, "validation")
         vrec = load_recording(validation_path, robot=rm, read=read)
         check_joint_count(vrec.n_joints, rm, what=f"the validation data {validation_path}")
         vsignal = select_torque(vrec, signal.source, gains)
@@ -320,6 +330,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     if compare_ur_model:
         summary["ur_model_comparison"] = {"training": _ur_comparison(training.metrics), **(
             {} if validation is None else {"validation": _ur_comparison(validation.metrics)})}
+    _report(progress, 0.9, "write report")
     with staged_output(out, command="identify") as stage:
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
                      plots=plots, extra={"status": status, "problems": problems, "warnings": warnings,
@@ -329,7 +340,13 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
             write_predictions(stage / "validation_predictions.csv", validation)
         write_metrics(stage / "summary.json", summary)
         _check_cancel(cancel)
+    _report(progress, 1.0, "write report")
     return summary
+
+
+def _report(progress: ProgressCallback | None, fraction: float, stage: str) -> None:
+    if progress is not None:
+        progress(fraction, stage)
 
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,

@@ -49,6 +49,7 @@ from ..dynamics.regressor import (
     rotor_regressor,
 )
 from ..io.model_file import DynamicModel
+from ..progress import ProgressCallback, scaled
 from ..robots.model import RobotModel, load_robot
 from .estimators import (
     ConsistentEstimate,
@@ -102,7 +103,6 @@ class IdentificationOptions:
     drive_gains_nm_per_a: needed for ``current``; stored in the model (None: the model has no gains).
     prior: model whose per-link values anchor the unidentifiable directions (default: nominal).
     com_half_width_m: CoM box half-width around the prior CoM; None = half the link length + 5 cm.
-    progress: print a progress bar to stderr.
     """
 
     estimator: str = "consistent"
@@ -127,7 +127,6 @@ class IdentificationOptions:
     regularisation: float = 1e-6
     excitation_tolerance: float = 1e-6
     chunk_samples: int = 20000
-    progress: bool = False
     provenance: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -213,7 +212,7 @@ def prepare(recording: Any, robot: RobotModel | str, options: IdentificationOpti
 
 
 def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: PreprocessedData, chunk: int,
-                        progress=None) -> tuple[np.ndarray, np.ndarray]:
+                        progress: ProgressCallback | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Base columns of the rigid-body (+ rotor) part and the full rigid-body regressor (no rotor; for the
     links' torque), computed chunk by chunk."""
     n = rm.n_joints
@@ -221,6 +220,8 @@ def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: Prepro
     cols = base_map.independent_columns[base_map.independent_columns < n_rb]
     out = np.empty((data.n_samples * n, cols.shape[0]))
     rigid = np.empty((data.n_samples * n, 10 * n))
+    if progress is not None:
+        progress(0.0, "regressor")
     for start in range(0, data.n_samples, chunk):
         stop = min(start + chunk, data.n_samples)
         rigid[start * n: stop * n] = rigid_body_regressor(rm, data.q_rad[start:stop], data.qd_rad_s[start:stop],
@@ -230,7 +231,7 @@ def _rigid_base_columns(rm: RobotModel, base_map: BaseParameterMap, data: Prepro
             blocks.append(rotor_regressor(data.qdd_rad_s2[start:stop]))
         out[start * n: stop * n] = np.hstack(blocks)[:, cols]
         if progress is not None:
-            progress(stop / data.n_samples)
+            progress(stop / data.n_samples, "regressor")
     return out, rigid
 
 
@@ -283,46 +284,34 @@ def _link_half_widths(rm: RobotModel) -> np.ndarray:
     return 0.5 * lengths + 0.05
 
 
-class _Stages:
-    """Progress over the pipeline's stages (weights roughly proportional to their run time)."""
-
-    def __init__(self, enabled: bool):
-        from .report import ProgressBar
-        self.bar = ProgressBar("identify") if enabled else None
-
-    def __call__(self, start: float, end: float):
-        def report(fraction: float) -> None:
-            if self.bar is not None:
-                self.bar.update(start + (end - start) * fraction)
-        return report
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 # ----------------------------------------------------------------------------------------- main entry
 def identify(recording: Any, robot: RobotModel | str, options: IdentificationOptions | None = None,
-             *, preprocessed: PreprocessedData | None = None) -> IdentificationResult:
-    """Identify the dynamic model of ``robot`` from one recording (see the module docstring)."""
+             *, preprocessed: PreprocessedData | None = None,
+             progress: ProgressCallback | None = None) -> IdentificationResult:
+    """Identify the dynamic model of ``robot`` from one recording (see the module docstring).
+
+    ``progress(fraction, stage)`` is called as the stages run (preprocess, regressor, friction,
+    estimate, model); the fractions are roughly proportional to their run time."""
     options = options or IdentificationOptions()
     rm = _robot(robot)
     n = rm.n_joints
     timings: dict[str, float] = {}
-    stages = _Stages(options.progress)
     clock = time.perf_counter()
+    if progress is not None:
+        progress(0.0, "preprocess")
     data = preprocessed if preprocessed is not None else prepare(recording, rm, options)
     signal = _torque_of(recording, options, n) if recording is not None else None
     torque_label = signal.description if signal is not None else "preprocessed"
     timings["preprocess"] = time.perf_counter() - clock
-    stages(0.0, 0.1)(1.0)
 
     clock = time.perf_counter()
     base_map = compute_base_parameters(rm, friction=options.friction, rotor=options.rotor)
-    a_rb, rigid = _rigid_base_columns(rm, base_map, data, options.chunk_samples, stages(0.1, 0.5))
+    a_rb, rigid = _rigid_base_columns(rm, base_map, data, options.chunk_samples, scaled(progress, 0.1, 0.6))
     timings["regressor"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    if progress is not None:
+        progress(0.6, "friction" if options.friction and options.fit_stribeck else "estimate")
     y = data.torque.ravel()
     v_k = np.broadcast_to(np.asarray(options.coulomb_velocity_rad_s, float), (n,)).copy()
     x_s = np.broadcast_to(np.asarray(options.stribeck_velocity_rad_s, float), (n,)).copy()
@@ -359,7 +348,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             cond = _check_excitation_gram(normal, names, options.excitation_tolerance)
     sigma = normal.solve().residual_rms_nm
     timings["friction"] = time.perf_counter() - clock
-    stages(0.5, 0.75)(1.0)
+    if progress is not None:
+        progress(0.75, "estimate")
 
     clock = time.perf_counter()
     joint_weights = 1.0 / np.maximum(sigma, 1e-9) ** 2
@@ -395,7 +385,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     else:
         full = start_full
     timings["consistent"] = time.perf_counter() - clock
-    stages(0.75, 0.95)(1.0)
+    if progress is not None:
+        progress(0.95, "model")
 
     standard = full[: 10 * n]
     at = 10 * n
@@ -446,7 +437,6 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         },
     )
-    stages.close()
     return IdentificationResult(
         model=model, base_map=base_map, base_estimate=_leading(linear, n_p2),
         base_parameters_consistent=base_consistent[:n_p2], full_parameters=full[: combination.shape[1] - n_extra],

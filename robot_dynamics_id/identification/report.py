@@ -18,14 +18,12 @@ the metrics), per joint j ``measured_nm_j`` (as recorded), ``measured_filtered_n
 ``ur_model_nm_j`` (UR's model, when compared) and ``moving_j`` (1 = |q̇_j| above
 the moving threshold); NaN where no value could be computed.
 
-:class:`ProgressBar` draws a one-line progress bar on stderr for long runs.
+Progress of long runs is drawn by robot_dynamics_id/progress.py (a callback; no bar here).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,38 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import IdentificationResult
     from .validation import ValidationResult
 
-__all__ = ["ProgressBar", "identified_urdf", "plot_friction", "plot_torques", "write_metrics", "write_predictions",
+__all__ = ["identified_urdf", "plot_friction", "plot_torques", "write_metrics", "write_predictions",
            "write_report"]
-
-
-class ProgressBar:
-    """A one-line text progress bar on stderr: ``update(fraction)``, ``close()``."""
-
-    def __init__(self, label: str, *, width: int = 30, stream=None, min_interval_s: float = 0.1):
-        self.label = label
-        self.width = width
-        self.stream = stream or sys.stderr
-        self.min_interval_s = min_interval_s
-        self._last = 0.0
-        self._start = time.perf_counter()
-        self.fraction = 0.0
-
-    def update(self, fraction: float) -> None:
-        self.fraction = float(np.clip(fraction, 0.0, 1.0))
-        now = time.perf_counter()
-        if now - self._last < self.min_interval_s and self.fraction < 1.0:
-            return
-        self._last = now
-        filled = int(round(self.width * self.fraction))
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{100 * self.fraction:5.1f}% {now - self._start:6.1f} s")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self._last = 0.0
-        self.update(1.0)
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def _fmt(values) -> str:

@@ -136,12 +136,14 @@ class IdentifierNode(Node):
 
     def _run(self) -> None:
         from ..identification.job import JobCancelled, run_identify
+        from ..progress import stage_logger
 
         if self._payload_model:
             self._run_payload()
             return
         try:
-            summary = run_identify(progress=False, cancel=self._cancel, **self._job)
+            summary = run_identify(progress=stage_logger(self.get_logger().info, "identify"), cancel=self._cancel,
+                                   **self._job)
         except JobCancelled as exc:
             self.get_logger().warning(f"identification cancelled: {exc}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))

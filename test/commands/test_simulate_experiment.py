@@ -28,7 +28,11 @@ def test_prbs_run_with_csv_sqlite3_and_known_payload(tmp_path, capsys):
                  str(tmp_path / "excitation.yaml")])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "100.0 %" in captured.err  # progress on stderr
+    # progress on stderr, as lines (captured output is not a terminal): each run's start and end, no \r
+    for label in ("run", "run with known payload"):
+        assert f"simulate-experiment: {label}: simulate 0 %" in captured.err
+        assert f"simulate-experiment: {label}: done in " in captured.err
+    assert "\r" not in captured.err
     assert "known payload: 1.5 kg" in captured.out
     assert sorted(p.suffix for p in out.iterdir()) == [".db3", ".yaml"]
 

@@ -52,7 +52,7 @@ def test_driver_bag_with_currents_is_read_checked_and_identified(sim, tmp_path, 
     if storage == "mcap":
         summary = run_identify(bag, robot="ur3", out_dir=tmp_path / "model", torque_source="current",
                                drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, ur_driver_topics=True,
-                               progress=False, plots=False)
+                               plots=False)
         assert min(summary["fit_percent"]) > 95.0, summary["fit_percent"]
 
 
@@ -148,7 +148,7 @@ def test_rtde_publisher_bag_identifies_like_our_own(sim, tmp_path):
     robot, result = sim
     bag = write_rtde_publisher_bag(tmp_path / "rtde", result.recording)
     summary = run_identify(bag, robot="ur3", out_dir=tmp_path / "model", torque_source="current",
-                           drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, progress=False, plots=False)
+                           drive_gains_nm_per_a=result.truth.drive_gains_nm_per_a, plots=False)
     assert min(summary["fit_percent"]) > 95.0, summary["fit_percent"]
 
 
