@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ._collision_thresholds import add_collision_arguments, report_collision_thresholds
 from .identify import add_data_arguments, parse_gains
 
 COMMAND = "validate"
@@ -16,6 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--robot", help="override the model's robot (name or URDF path)")
     add_data_arguments(parser)
+    add_collision_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,4 +29,6 @@ def run(args: argparse.Namespace) -> int:
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in metrics["fit_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in metrics["rms_nm"]))
     print(f"wrote {args.out}/metrics.json and {args.out}/predictions.csv")
+    if args.collision_thresholds:
+        report_collision_thresholds(args)
     return 0

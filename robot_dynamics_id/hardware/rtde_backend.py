@@ -77,6 +77,7 @@ _OP_DIRECT_TORQUE = 3   # torque x6, viscous scale x6, coulomb scale x6
 _OP_KICK = 4            # kickWatchdog
 _OP_STOP_SCRIPT = 5
 _OP_CLOSE = 6
+_OP_PROTECTIVE_STOP = 7  # triggerProtectiveStop
 _REALTIME_OPS = (_OP_SPEEDJ, _OP_DIRECT_TORQUE, _OP_KICK)
 #: a real-time command older than this when the proxy gets to it is dropped, not replayed (s)
 _MAX_COMMAND_AGE_S = 0.05
@@ -464,6 +465,26 @@ class RtdeBackend(RobotBackend):
             )
         self._send(_OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
 
+    def protective_stop(self) -> None:
+        """ur_rtde triggerProtectiveStop; the dashboard's ``stop`` as well when the control connection is gone."""
+        try:
+            self._send(_OP_PROTECTIVE_STOP)
+        except BackendError:
+            self._dashboard_stop()
+            raise
+
+    def unlock_protective_stop(self) -> None:
+        """The dashboard's ``unlock protective stop`` (UR refuses it for 5 s after the stop; the reply says so)."""
+        try:
+            with socket.create_connection((self.robot_ip, 29999), timeout=2.0) as sock:
+                sock.recv(256)  # the welcome line
+                sock.sendall(b"unlock protective stop\n")
+                reply = sock.recv(512).decode(errors="replace").strip()
+        except OSError as exc:
+            raise BackendError(f"cannot reach the dashboard of {self.robot_ip} (port 29999): {exc}") from exc
+        if not reply.lower().startswith("protective stop releasing"):
+            raise BackendError(f"the controller refused to unlock the protective stop: {reply}")
+
     def end_cycle(self) -> None:
         # Kick the controller's watchdog only in a cycle without a command. ur_rtde's kickWatchdog writes the
         # control script's command register, as speedJ / directTorque do (which feeds the watchdog too): a
@@ -613,9 +634,11 @@ def _control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realt
         _OP_DIRECT_TORQUE: lambda v: control.directTorque(v[:6], v[6:12], v[12:18]),
         _OP_KICK: lambda v: control.kickWatchdog(),
         _OP_STOP_SCRIPT: lambda v: control.stopScript(),
+        _OP_PROTECTIVE_STOP: lambda v: control.triggerProtectiveStop(),
     }
     names = {_OP_SPEEDJ: "speedJ", _OP_SPEED_STOP: "speedStop", _OP_DIRECT_TORQUE: "directTorque",
-             _OP_KICK: "kickWatchdog", _OP_STOP_SCRIPT: "stopScript"}
+             _OP_KICK: "kickWatchdog", _OP_STOP_SCRIPT: "stopScript",
+             _OP_PROTECTIVE_STOP: "triggerProtectiveStop"}
     while True:
         messages = _proxy_messages(fd, buffer, block=True)
         if messages is None:  # the parent is gone: stop the arm and leave

@@ -14,6 +14,8 @@ Schema (``schema: robot_dynamics_id/model/1``)::
     drive_gains_nm_per_a: [...]     # joint torque per motor current
     base_parameters: {names: [...], values: [...], std: [...]}   # optional
     provenance: {...}               # optional free-form: data, method, date, metrics
+    collision_thresholds: {...}     # optional: residual thresholds of the collision observer
+                                    # (control/collision.py; written by `rdi validate --collision-thresholds`)
 
 For the built-in UR arms the pinocchio joint frame of joint i lies on the joint
 axis; DH frame i is that frame moved by Tx(a_i) Rx(alpha_i) (robots/urdf.py).
@@ -64,6 +66,8 @@ class DynamicModel:
     drive_gains_nm_per_a: np.ndarray
     base_parameters: dict | None = None
     provenance: dict = field(default_factory=dict)
+    #: control/collision.CollisionThresholds.to_dict(), kept as read (None: not measured)
+    collision_thresholds: dict | None = None
 
     @property
     def n_joints(self) -> int:
@@ -176,6 +180,8 @@ class DynamicModel:
         }
         if self.base_parameters is not None:
             out["base_parameters"] = self.base_parameters
+        if self.collision_thresholds is not None:
+            out["collision_thresholds"] = self.collision_thresholds
         return out
 
     def save(self, path: str | Path) -> Path:
@@ -212,6 +218,7 @@ class DynamicModel:
                 drive_gains_nm_per_a=np.asarray(data.get("drive_gains_nm_per_a", np.ones(n)), float),
                 base_parameters=data.get("base_parameters"),
                 provenance=data.get("provenance") or {},
+                collision_thresholds=data.get("collision_thresholds"),
             )
         except ModelFileError:
             raise
