@@ -217,7 +217,6 @@ class AppliedLoads:
         for load in loads:
             if not 1 <= load.link <= n:
                 raise ValueError(f"external load on link {load.link}: the arm has links 1..{n}")
-        self._mujoco = mujoco
         self._model = mj_model
         self.loads = tuple(loads)
         self._arm = arm
@@ -233,7 +232,9 @@ class AppliedLoads:
 
     def joint_torque_nm(self, mj_data, time_s: float) -> np.ndarray:
         """Σ Jᵀ F over the loads at the data's current state (its kinematics are brought up to date here)."""
-        mujoco, m, d = self._mujoco, self._model, mj_data
+        import mujoco  # the simulator's own dependency; kept out of this module's import for config readers
+
+        m, d = self._model, mj_data
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         total = np.zeros(self._arm.stop - self._arm.start)
