@@ -154,6 +154,7 @@ class RobotLoop:
         self._last_sample_stamp: float | None = None
         self._cycle_count = 0
         self._pending_protective_stop: str | None = None
+        self._pending_unlock = False
 
     # ---- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -209,6 +210,10 @@ class RobotLoop:
     def request_protective_stop(self, reason: str) -> None:
         """Ask for a protective stop at the next cycle (any thread; e.g. a collision monitor beside the loop)."""
         self._pending_protective_stop = reason
+
+    def request_unlock_protective_stop(self) -> None:
+        """Ask the robot to leave its protective stop at the next cycle (any thread; the result is an event)."""
+        self._pending_unlock = True
 
     def run_cycles(self, count: int) -> None:
         """Connect if needed, then run ``count`` cycles in the calling thread without waiting for deadlines.
@@ -435,6 +440,13 @@ class RobotLoop:
             self._set_status(state=LoopState.READY, fault=None)
             self._emit("info", "fault cleared; ready (waiting for a new command)")
 
+        if self._pending_unlock:
+            self._pending_unlock = False
+            try:
+                backend.unlock_protective_stop()
+                self._emit("info", "protective stop unlocked")
+            except BackendError as exc:
+                self._emit("warn", f"unlock protective stop refused: {exc}")
         fresh = state.timestamp_s != self._last_sample_stamp
         stop_reason, self._pending_protective_stop = self._pending_protective_stop, None
         if self._cycle_monitor is not None and fresh:

@@ -18,6 +18,13 @@ Subscribes
                                              robot loop on the robot's clock (hardware/trajectory_tracking.py);
                                              a message without points stops along the path (as the UR driver)
   ~/speed_scaling                            std_msgs/Float64, 0..1: slows trajectory time (the pendant slider)
+  ~/protective_stop                          std_msgs/String (the reason): protective stop through the robot (a
+                                             collision_monitor beside this node sends it)
+  ~/unlock_protective_stop                   std_msgs/Empty: leave the protective stop (UR: dashboard 'unlock
+                                             protective stop', refused for 5 s after the stop)
+Collision observer (collision_model_file set): runs in the robot loop on every sample; publishes
+/collision_monitor/{external_torque, residual, collision} (nodes/_collision_topics.py) and makes a protective
+stop at a collision (collision_reaction).
 Serves (where control_msgs is installed: a ROS machine)
   /scaled_joint_trajectory_controller/follow_joint_trajectory  control_msgs/FollowJointTrajectory, same tracker
   /forward_velocity_controller/commands      std_msgs/Float64MultiArray, rad/s, configured joint order
@@ -40,12 +47,14 @@ import time
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float64, Float64MultiArray, String
+from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS, make_collision_monitor, unprefixed
 from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, UrInterfaceConfig, make_tracker
 from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
+from ..parameters import ParameterError
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._trajectory_action import offer_follow_joint_trajectory
@@ -85,6 +94,10 @@ class UrInterfaceNode(Node):
                                  self._on_torque_command, COMMAND_QOS)
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, COMMAND_QOS)
         self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
+        self.create_subscription(String, "~/protective_stop", self._on_protective_stop, COMMAND_QOS)
+        self.create_subscription(Empty, "~/unlock_protective_stop", self._on_unlock, COMMAND_QOS)
+        self._collision_topics = None
+        collision = self._collision_monitor(declare_parameters(self, UR_INTERFACE_COLLISION_PARAMETERS))
         self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, goal_from_message,
                                                      self._not_ready_reason)
 
@@ -94,7 +107,8 @@ class UrInterfaceNode(Node):
         self._real_time_factor: float | None = None
         self._reported_trajectory = self.tracker.status
         self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
-                                  cycle_controller=self.tracker, on_command=self._on_command)
+                                  cycle_controller=self.tracker, on_command=self._on_command,
+                                  cycle_monitor=collision)
         self.create_timer(1.0 / cfg.status_rate_hz, self._publish_status)
         self.create_timer(1.0 / TRAJECTORY_STATUS_HZ, self._publish_trajectory_status)
         freeze_startup_objects()
@@ -127,6 +141,34 @@ class UrInterfaceNode(Node):
         if status.state in ("ready", "moving"):
             return None
         return f"the robot is not ready (state {status.state}" + (f": {status.fault}" if status.fault else "") + ")"
+
+    # ---- collisions ---------------------------------------------------------------------------------
+    def _collision_monitor(self, raw: dict):
+        """The collision observer for the robot loop (None when collision_model_file is empty)."""
+        from ._collision_topics import CollisionTopics
+
+        p = unprefixed(raw)
+        if not p.get("model_file"):
+            return None
+        cfg = self.config
+        topics = CollisionTopics(self, cfg.joint_names, model_label=p["model_file"],
+                                 stamp_offset=lambda: self._topics.clock_offset_s)
+        try:
+            monitor = make_collision_monitor(p, rate_hz=cfg.rate_hz, joint_names=cfg.joint_names,
+                                             on_collision=topics.on_collision, on_sample=topics.on_sample)
+        except ParameterError as exc:  # name ur_interface's parameter
+            topics.close(0.0)
+            raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None
+        self._collision_topics = topics
+        self.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction "
+                               f"{p['reaction']}")
+        return monitor
+
+    def _on_protective_stop(self, msg: String) -> None:
+        self.loop.request_protective_stop(msg.data or "protective stop requested")
+
+    def _on_unlock(self, msg: Empty) -> None:
+        self.loop.request_unlock_protective_stop()
 
     def _on_speed_scaling(self, msg: Float64) -> None:
         used = self.tracker.set_speed_scaling(msg.data)
@@ -252,6 +294,8 @@ class UrInterfaceNode(Node):
         self.tracker.abort("ur_interface is shutting down")
         self.loop.stop()
         self._topics.close()
+        if self._collision_topics is not None:
+            self._collision_topics.close()
 
 
 def main(args=None) -> int:
