@@ -108,8 +108,9 @@ def _summarise(name: str, results, free) -> dict:
     for kind in CASE_KINDS:
         sub = [r for r in results if r.case.kind == kind]
         if sub:
+            peak = np.median([r.peak_force_n for r in sub])
             print(f"      {kind:14s} delay {_stats([r.delay_s for r in sub])}; missed "
-                  f"{sum(r.missed for r in sub)}/{len(sub)}; peak median {np.median([r.peak_force_n for r in sub]):.0f} N")
+                  f"{sum(r.missed for r in sub)}/{len(sub)}; peak median {peak:.0f} N")
     alarms = free.alarms[name]
     print(f"    collision-free {free.duration_s / 3600:.3f} h ({free.passes} passes): {len(alarms)} false alarms "
           f"({free.alarms_per_hour(name):.1f} per hour); largest |r|/threshold per joint "

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_collision_arguments", "measure_collision_thresholds", "recording_rate_hz", "report_collision_thresholds"]
+__all__ = ["add_collision_arguments", "measure_collision_thresholds", "recording_rate_hz",
+           "report_collision_thresholds"]
 
 #: the rates UR controllers stream at; a recording within 2 % of one is taken to be at it
 _UR_RATES_HZ = (125.0, 500.0)

@@ -132,7 +132,7 @@ class MomentumResidual:
 
     def update_drive_torque(self, time_s: float, q_rad: np.ndarray, qd_rad_s: np.ndarray,
                             drive_torque_nm: np.ndarray) -> np.ndarray:
-        """:meth:`update` with τ_m − τ_f already computed (:meth:`drive_torque_nm`, e.g. for many samples at once)."""
+        """:meth:`update` with τ_m − τ_f already computed (:meth:`drive_torque_nm`: many samples at once)."""
         m, d = self._pin, self._data
         t = float(time_s)
         M = pin.crba(m, d, q_rad)
@@ -337,7 +337,8 @@ class CollisionEvent:
 
     def describe(self) -> str:
         return (f"collision at t = {self.time_s:.3f} s: joint {self.joint} ({self.joint_name}) external torque "
-                f"{self.external_torque_nm[self.joint]:+.2f} Nm over its threshold {self.threshold_nm[self.joint]:.2f} Nm"
+                f"{self.external_torque_nm[self.joint]:+.2f} Nm over its threshold "
+                f"{self.threshold_nm[self.joint]:.2f} Nm"
                 f" (joints over: {list(self.joints_over)}; contact on link {self.contact_link_at_least} or beyond)")
 
     def as_dict(self) -> dict:
@@ -367,7 +368,8 @@ class CollisionDetector:
             raise CollisionModelError(f"threshold scale must be > 0, got {threshold_scale}")
         if rate_hz is not None and abs(float(rate_hz) - thresholds.rate_hz) > 0.02 * thresholds.rate_hz:
             raise CollisionModelError(
-                f"the collision thresholds were measured at {thresholds.rate_hz:g} Hz, the robot runs at {rate_hz:g} Hz:"
+                f"the collision thresholds were measured at {thresholds.rate_hz:g} Hz, the robot runs at "
+                f"{rate_hz:g} Hz:"
                 f" measure them on a recording at {rate_hz:g} Hz (`rdi validate --collision-thresholds`)")
         self.thresholds = thresholds
         self.threshold_scale = float(threshold_scale)

@@ -25,7 +25,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-__all__ = ["COLLISION_EVENT_QOS", "TOPIC_NAMESPACE", "CollisionTopics"]
+__all__ = ["COLLISION_EVENT_QOS", "TOPIC_NAMESPACE", "CollisionTopics", "in_loop_collision_monitor"]
 
 TOPIC_NAMESPACE = "/collision_monitor"
 COLLISION_EVENT_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
@@ -111,3 +111,25 @@ class CollisionTopics:
         r_msg.position = threshold
         r_msg.effort = array("d", (v / th for v, th in zip(torque, threshold)))
         self._residual_pub.publish(r_msg)
+
+
+def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None):
+    """(monitor, topics) of the observer in a robot loop from a node's ``collision_*`` parameter values
+    (:data:`~robot_dynamics_id.hardware.collision_config.UR_INTERFACE_COLLISION_PARAMETERS`), for the robot of
+    ``config`` (a UrInterfaceConfig); (None, None) when ``collision_model_file`` is empty. Raises ParameterError
+    naming the node's parameter."""
+    from ..hardware.collision_config import make_collision_monitor, unprefixed
+    from ..parameters import ParameterError
+
+    p = unprefixed(raw)
+    if not p.get("model_file"):
+        return None, None
+    topics = CollisionTopics(node, config.joint_names, model_label=p["model_file"], stamp_offset=stamp_offset)
+    try:
+        monitor = make_collision_monitor(p, rate_hz=config.rate_hz, joint_names=config.joint_names,
+                                         on_collision=topics.on_collision, on_sample=topics.on_sample)
+    except ParameterError as exc:
+        topics.close(0.0)
+        raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None
+    node.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction {p['reaction']}")
+    return monitor, topics

@@ -48,6 +48,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
@@ -113,7 +114,7 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "direct: further ur_interface parameters as name=value (YAML value), applied last"),
     ParameterSpec("publish_robot_state", "bool", True,
                   "direct: publish /joint_states, /motor_currents, /target_moment and the wrench"),
-)
+) + UR_INTERFACE_COLLISION_PARAMETERS  # the collision observer in the robot loop (direct connection)
 
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 _STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -157,6 +158,9 @@ class OscControllerNode(Node):
             raise ParameterError(f"parameter 'model_file': {exc}") from None
         self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
         self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
+        if p["collision_model_file"] and self.robot_config is None:
+            raise ParameterError("parameter 'collision_model_file' needs robot_connection: direct; with a separate "
+                                 "robot node, give it to that node (ur_interface) or run collision_monitor")
         # direct: the law runs once per robot cycle, so the control rate is the robot's
         self.rate_hz = (self.robot_config.rate_hz if self.robot_config is not None
                         else check_positive("rate_hz", p["rate_hz"], upper=1000.0))
@@ -216,6 +220,7 @@ class OscControllerNode(Node):
         self._running = True
         self._robot_loop: RobotLoop | None = None
         self._robot_topics: RobotStateTopics | None = None
+        self._collision_topics = None
 
         self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
         if self.robot_config is not None:
@@ -270,7 +275,19 @@ class OscControllerNode(Node):
             self._robot_topics = RobotStateTopics(node=self, config=robot, inline=True)
         self._robot_loop = robot.make_loop(
             on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
-            on_event=self._on_robot_event, cycle_controller=self._direct_cycle)
+            on_event=self._on_robot_event, cycle_controller=self._direct_cycle,
+            cycle_monitor=self._collision_monitor(robot))
+
+    def _collision_monitor(self, robot: UrInterfaceConfig):
+        """The collision observer in the robot loop (collision_model_file set; direct connection only)."""
+        from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS as table
+        from ._collision_topics import in_loop_collision_monitor
+
+        raw = {s.name: self._p[s.name] for s in table}
+        topics = self._robot_topics
+        monitor, self._collision_topics = in_loop_collision_monitor(
+            self, raw, robot, stamp_offset=lambda: None if topics is None else topics.clock_offset_s)
+        return monitor
 
     # ---- measurements (executor thread) ------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -579,6 +596,8 @@ class OscControllerNode(Node):
             self._robot_loop.stop()
         if self._robot_topics is not None:
             self._robot_topics.close()
+        if self._collision_topics is not None:
+            self._collision_topics.close()
         if self._thread is not None:
             self._thread.join(1.0)
 

@@ -50,11 +50,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS, make_collision_monitor, unprefixed
+from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, UrInterfaceConfig, make_tracker
 from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
-from ..parameters import ParameterError
+from ._collision_topics import in_loop_collision_monitor
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._trajectory_action import offer_follow_joint_trajectory
@@ -96,8 +96,9 @@ class UrInterfaceNode(Node):
         self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
         self.create_subscription(String, "~/protective_stop", self._on_protective_stop, COMMAND_QOS)
         self.create_subscription(Empty, "~/unlock_protective_stop", self._on_unlock, COMMAND_QOS)
-        self._collision_topics = None
-        collision = self._collision_monitor(declare_parameters(self, UR_INTERFACE_COLLISION_PARAMETERS))
+        collision, self._collision_topics = in_loop_collision_monitor(
+            self, declare_parameters(self, UR_INTERFACE_COLLISION_PARAMETERS), cfg,
+            stamp_offset=lambda: self._topics.clock_offset_s)
         self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, goal_from_message,
                                                      self._not_ready_reason)
 
@@ -142,28 +143,7 @@ class UrInterfaceNode(Node):
             return None
         return f"the robot is not ready (state {status.state}" + (f": {status.fault}" if status.fault else "") + ")"
 
-    # ---- collisions ---------------------------------------------------------------------------------
-    def _collision_monitor(self, raw: dict):
-        """The collision observer for the robot loop (None when collision_model_file is empty)."""
-        from ._collision_topics import CollisionTopics
-
-        p = unprefixed(raw)
-        if not p.get("model_file"):
-            return None
-        cfg = self.config
-        topics = CollisionTopics(self, cfg.joint_names, model_label=p["model_file"],
-                                 stamp_offset=lambda: self._topics.clock_offset_s)
-        try:
-            monitor = make_collision_monitor(p, rate_hz=cfg.rate_hz, joint_names=cfg.joint_names,
-                                             on_collision=topics.on_collision, on_sample=topics.on_sample)
-        except ParameterError as exc:  # name ur_interface's parameter
-            topics.close(0.0)
-            raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None
-        self._collision_topics = topics
-        self.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction "
-                               f"{p['reaction']}")
-        return monitor
-
+    # ---- protective stop (a collision_monitor beside this node) -------------------------------------
     def _on_protective_stop(self, msg: String) -> None:
         self.loop.request_protective_stop(msg.data or "protective stop requested")
 

@@ -331,8 +331,8 @@ def run_collision_case(reference: ReferenceRun, case: CollisionCase, detector: C
     monitor = CollisionMonitor(detector, react=True)
     cell = SimulatedCell(robot=reference.robot, truth=reference.truth, rate_hz=reference.rate_hz, plant=plant,
                          loads=(case.load,), monitors={model: monitor})
-    cell.tracker.submit(excitation_goal(reference.trajectory, start_s=tau,
-                                        end_s=tau + (case.contact_time_s - start_s) + window_s + after_detection_s + 1.0))
+    span = (case.contact_time_s - start_s) + window_s + after_detection_s + 1.0
+    cell.tracker.submit(excitation_goal(reference.trajectory, start_s=tau, end_s=tau + span))
     record = {"touch": None, "required": None, "peak": 0.0, "at_detection": None}
     end_s = case.contact_time_s + window_s
 
@@ -353,7 +353,8 @@ def run_collision_case(reference: ReferenceRun, case: CollisionCase, detector: C
 
     cell.run(end_s + after_detection_s + 0.1 - start_s, observe)
     return CaseResult(case=case, model=model, touch_s=record["touch"], required_force_s=record["required"],
-                      detection=detector.event, peak_force_n=record["peak"], force_at_detection_n=record["at_detection"],
+                      detection=detector.event, peak_force_n=record["peak"],
+                      force_at_detection_n=record["at_detection"],
                       final_speed_rad_s=float(np.max(np.abs(cell.plant.qd_true_rad_s))))
 
 
