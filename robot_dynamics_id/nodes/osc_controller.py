@@ -172,6 +172,11 @@ class OscControllerNode(Node):
         mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
         com = check_vector("tool_com_m", p["tool_com_m"], 3)
         self.task_kind = check_choice("task", p["task"], ("external", "polishing"))
+        if p["collision_model_file"] and self.task_kind == "polishing":
+            # the observer sees the tool's intended contact as an external torque like any other
+            raise ParameterError("parameter 'collision_model_file': the collision observer would take the polishing "
+                                 "contact for a collision (the F/T-sensed tool wrench is not subtracted); use it for "
+                                 "free motion (task external) or leave it empty")
         try:
             config = ControllerConfig(
                 period_s=1.0 / self.rate_hz,
