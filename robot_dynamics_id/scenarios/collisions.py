@@ -278,7 +278,7 @@ def plan_collision_cases(reference: ReferenceRun, count: int, *, seed: int, kind
 
 @dataclass(frozen=True)
 class CaseResult:
-    """What a collision run measured (times on the run's clock, forces the plant's true contact force)."""
+    """What a collision run measured (times on the reference run's clock, forces the plant's true contact force)."""
 
     case: CollisionCase
     model: str
