@@ -32,6 +32,7 @@ setup(
             "identifier = robot_dynamics_id.nodes.identifier:main",
             "osc_controller = robot_dynamics_id.nodes.osc_controller:main",
             "natural_oscillation = robot_dynamics_id.nodes.natural_oscillation:main",
+            "collision_monitor = robot_dynamics_id.nodes.collision_monitor:main",
         ],
     },
 )

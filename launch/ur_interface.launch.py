@@ -1,7 +1,8 @@
 """Launch the UR interface: ``ros2 launch robot_dynamics_id ur_interface.launch.py sim:=true``.
 
 Arguments: ``sim`` (true: MuJoCo UR3 in-process; false: a UR controller over
-RTDE at ``robot_ip``), ``robot_ip``, ``config`` (parameter file).
+RTDE at ``robot_ip``), ``robot_ip``, ``config`` (parameter file), ``collision_model``
+(model.yaml with collision thresholds: the collision observer runs in the robot loop; empty: off).
 """
 
 from launch import LaunchDescription
@@ -17,6 +18,9 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("sim", default_value="true", description="true: simulated UR3; false: real robot"),
         DeclareLaunchArgument("robot_ip", default_value="127.0.0.1", description="UR controller address"),
+        DeclareLaunchArgument("collision_model", default_value="",
+                              description="model with collision thresholds (rdi validate --collision-thresholds); "
+                                          "empty: no collision observer"),
         DeclareLaunchArgument(
             "config",
             default_value=PathJoinSubstitution([FindPackageShare("robot_dynamics_id"), "config", "ur3.yaml"]),
@@ -27,6 +31,7 @@ def generate_launch_description():
             executable="ur_interface",
             name="ur_interface",
             output="screen",
-            parameters=[config, {"backend": backend, "robot_ip": LaunchConfiguration("robot_ip")}],
+            parameters=[config, {"backend": backend, "robot_ip": LaunchConfiguration("robot_ip"),
+                                 "collision_model_file": LaunchConfiguration("collision_model")}],
         ),
     ])

@@ -73,10 +73,10 @@ def _backend(sim: bool | str) -> str:
 
 
 def ur_interface_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1",
-                       config: str | Path | None = None) -> list[NodeLaunch]:
+                       config: str | Path | None = None, collision_model: str | Path = "") -> list[NodeLaunch]:
     """``ur_interface.launch.py``."""
     return [_node("ur_interface", [Path(config) if config else _config("ur3.yaml")],
-                  {"backend": _backend(sim), "robot_ip": str(robot_ip)})]
+                  {"backend": _backend(sim), "robot_ip": str(robot_ip), "collision_model_file": str(collision_model)})]
 
 
 def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool | str = True,

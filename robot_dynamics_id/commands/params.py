@@ -20,6 +20,7 @@ NODE_TABLES = {
     "identifier": ("robot_dynamics_id.nodes.identifier", "IDENTIFIER_PARAMETERS"),
     "osc_controller": ("robot_dynamics_id.nodes.osc_controller", "OSC_CONTROLLER_PARAMETERS"),
     "natural_oscillation": ("robot_dynamics_id.nodes.natural_oscillation", "NATURAL_OSCILLATION_PARAMETERS"),
+    "collision_monitor": ("robot_dynamics_id.nodes.collision_monitor", "COLLISION_MONITOR_PARAMETERS"),
 }
 
 

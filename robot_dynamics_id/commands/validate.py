@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._collision_thresholds import add_collision_arguments, report_collision_thresholds
 from .identify import EXIT_CODES, add_data_arguments, parse_gains, print_ur_comparison, read_options
 
 COMMAND = "validate"
@@ -23,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: the "
                              "cut-off the model was identified with)")
     add_data_arguments(parser, validate=True)
+    add_collision_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,5 +49,11 @@ def run(args: argparse.Namespace) -> int:
     if metrics["status"] != "ok":
         for p in metrics["problems"]:
             print(f"rdi validate: DOUBTFUL RESULT: {p}", file=sys.stderr)
+        if args.collision_thresholds:
+            print("rdi validate: collision thresholds NOT written: the validation is doubtful (thresholds from a "
+                  "model that does not fit these data would be meaningless); fix the problems above first",
+                  file=sys.stderr)
         return EXIT_DOUBTFUL
+    if args.collision_thresholds:
+        report_collision_thresholds(args)
     return 0

@@ -65,6 +65,15 @@ class RobotBackend(ABC):
         """Joint torque command (the UR controller adds its own gravity compensation)."""
         raise BackendError(f"{type(self).__name__} does not accept torque commands")
 
+    def protective_stop(self) -> None:
+        """Make the robot's own protective stop (UR: triggerProtectiveStop): the arm stops and refuses motion
+        until it is unlocked (:meth:`unlock_protective_stop`, or the teach pendant)."""
+        raise BackendError(f"{type(self).__name__} has no protective stop")
+
+    def unlock_protective_stop(self) -> None:
+        """Clear a protective stop (UR dashboard: 'unlock protective stop'); raises BackendError when refused."""
+        raise BackendError(f"{type(self).__name__} has no protective stop to unlock")
+
     def end_cycle(self) -> None:
         """Called at the end of each loop cycle (the simulator advances its physics here)."""
 

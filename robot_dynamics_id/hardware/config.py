@@ -21,6 +21,7 @@ from ..dynamics.drive import DriveGainError, check_drive_gains, torque_from_curr
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
 from ..robots.model import RobotModel, load_robot
 from .backend import RobotBackend
+from .collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from .robot_loop import RobotLoop
 from .safety import LimitPolicy, SafetyGuard, SafetyLimits
 
@@ -124,6 +125,9 @@ UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "sim: none, or polishing (tool with ball tip, curved surface, F/T sensor at the flange)"),
     ParameterSpec("sim_base_motion", "bool", False,
                   "sim: move the arm's base slowly (a few cm, 0.1-0.2 Hz), like P2's mobile base"),
+    ParameterSpec("sim_external_loads_file", "string", "",
+                  "sim: YAML list of forces on the links on the robot clock (pushes, obstacles: sim/contacts.py); "
+                  "empty: none"),
 )
 
 
@@ -147,7 +151,7 @@ TRAJECTORY_PARAMETERS: tuple[ParameterSpec, ...] = (
 
 
 #: every parameter the ur_interface node declares
-UR_INTERFACE_NODE_PARAMETERS = UR_INTERFACE_PARAMETERS + TRAJECTORY_PARAMETERS
+UR_INTERFACE_NODE_PARAMETERS = UR_INTERFACE_PARAMETERS + TRAJECTORY_PARAMETERS + UR_INTERFACE_COLLISION_PARAMETERS
 
 
 def make_tracker(p: dict):
@@ -191,6 +195,7 @@ class UrInterfaceConfig:
     sim_scene: str = "none"
     sim_base_motion: bool = False
     realtime_priority: int = 0
+    sim_external_loads: tuple = ()
 
     @classmethod
     def from_parameter_files(cls, paths, overrides: dict | None = None, *,
@@ -223,7 +228,8 @@ class UrInterfaceConfig:
     def from_parameters(cls, values: dict) -> UrInterfaceConfig:
         """Validate raw parameter values (missing keys take the table's defaults)."""
         p = {s.name: s.default for s in UR_INTERFACE_PARAMETERS}
-        trajectory = {s.name for s in TRAJECTORY_PARAMETERS}  # ur_interface's tracker: read by make_tracker
+        # ur_interface's tracker (read by make_tracker) and collision observer (hardware/collision_config.py)
+        trajectory = {s.name for s in TRAJECTORY_PARAMETERS + UR_INTERFACE_COLLISION_PARAMETERS}
         unknown = set(values) - set(p) - trajectory
         if unknown:
             raise ParameterError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(set(p) | trajectory)}")
@@ -282,6 +288,14 @@ class UrInterfaceConfig:
                 "parameter 'effort_source' is 'current' but 'drive_gains_nm_per_a' is empty: give the drive gains "
                 "(identify them with a known payload: rdi identify --help) or set effort_source: target_moment")
         initial = check_vector("sim_initial_q_rad", p["sim_initial_q_rad"], n)
+        loads: tuple = ()
+        if p["sim_external_loads_file"]:
+            from ..sim.contacts import load_loads_file
+
+            try:
+                loads = tuple(load_loads_file(p["sim_external_loads_file"]))
+            except ValueError as exc:
+                raise ParameterError(f"parameter 'sim_external_loads_file': {exc}") from None
         seed = int(p["sim_truth_seed"])
         return cls(
             robot=robot,
@@ -306,6 +320,7 @@ class UrInterfaceConfig:
             sim_scene=check_choice("sim_scene", p["sim_scene"], ("none", "polishing")),
             sim_base_motion=bool(p["sim_base_motion"]),
             realtime_priority=_check_priority(p["realtime_priority"]),
+            sim_external_loads=loads,
         )
 
     def make_loop(self, **callbacks) -> RobotLoop:
@@ -323,7 +338,8 @@ class UrInterfaceConfig:
             return SimBackend(robot=self.robot_name,
                               rate_hz=self.rate_hz, truth_seed=self.sim_truth_seed,
                               noise_seed=self.sim_noise_seed, initial_q_rad=self.sim_initial_q_rad,
-                              scene=self.sim_scene, base_motion=self.sim_base_motion)
+                              scene=self.sim_scene, base_motion=self.sim_base_motion,
+                              external_loads=self.sim_external_loads)
         from .rtde_backend import RtdeBackend
 
         return RtdeBackend(robot_ip=self.robot_ip, rate_hz=self.rate_hz, supports_torque=self.supports_torque,

@@ -17,6 +17,13 @@ each fresh sample and returns the command for the same cycle, so a torque loop
 has no transport delay between reading the arm and commanding it (the way
 ros2_control hosts controllers inside the UR driver). Its commands pass the
 same guard and watchdog as commands from other threads.
+
+A ``cycle_monitor`` (the collision observer) sees every fresh sample first; when it returns a reason,
+the loop makes a protective stop through the backend (a plain stop where the backend has none),
+drops every command and faults with that reason.
+
+:meth:`RobotLoop.run_cycles` runs cycles in the caller's thread, back to back, for a simulated robot
+whose clock is the only clock (in-process scenarios and benchmarks, faster than real time).
 """
 
 from __future__ import annotations
@@ -98,6 +105,8 @@ class RobotLoop:
             stops the arm and faults the loop (it reconnects; the controller decides when to command again).
         on_command: called in the loop thread with (state, kind, values) for every command sent to the robot,
             after the guard: what the arm was actually told, per cycle (e.g. to record it).
+        cycle_monitor: called in the loop thread with every new sample, before the cycle controller, in any
+            state; a returned reason (a detected collision) makes a protective stop (:meth:`protective_stop`).
         realtime_priority: run the loop thread SCHED_FIFO at this priority (1-99; 0: normal scheduling), as
             ur_rtde's ``rt_priority``; refused without the privilege (then a warning, normal scheduling).
         reconnect_backoff_s: waits between reconnection attempts; the last repeats.
@@ -113,6 +122,7 @@ class RobotLoop:
         on_event: Callable[[str, str], None] | None = None,
         cycle_controller: Callable[[RobotState], CycleCommand | None] | None = None,
         on_command: Callable[[RobotState, str, np.ndarray], None] | None = None,
+        cycle_monitor: Callable[[RobotState], str | None] | None = None,
         realtime_priority: int = 0,
         reconnect_backoff_s: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0),
         timing_window: int = 60_000,
@@ -125,6 +135,7 @@ class RobotLoop:
         self._on_event = on_event
         self._cycle_controller = cycle_controller
         self._on_command = on_command
+        self._cycle_monitor = cycle_monitor
         self.realtime_priority = int(realtime_priority)
         self._backoff = tuple(reconnect_backoff_s) or (1.0,)
         self._clock = clock
@@ -143,6 +154,8 @@ class RobotLoop:
         self.max_lag_s = 0.25
         self._last_sample_stamp: float | None = None
         self._cycle_count = 0
+        self._pending_protective_stop: str | None = None
+        self._pending_unlock = False
 
     # ---- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -184,6 +197,48 @@ class RobotLoop:
             self._slot = _CommandSlot("stop", np.zeros(0), None, self._clock())
         if report:
             self._emit("info", reason)
+
+    def protective_stop(self, reason: str) -> None:
+        """Protective stop through the backend (a speed stop where it has none), drop every command and fault
+        with ``reason``; the robot's own protective stop then keeps the loop in fault until it is unlocked.
+        Loop thread only (the cycle monitor's path); other threads use :meth:`request_protective_stop`."""
+        try:
+            self.backend.protective_stop()
+        except Exception:
+            self._stop_arm_quietly()
+        self._drop_commands()
+        self._emit("error", f"{reason}; protective stop")
+        self._set_status(state=LoopState.FAULT, fault=reason, mode="none", watchdog="idle")
+
+    def request_protective_stop(self, reason: str) -> None:
+        """Ask for a protective stop at the next cycle (any thread; e.g. a collision monitor beside the loop)."""
+        self._pending_protective_stop = reason
+
+    def request_unlock_protective_stop(self) -> None:
+        """Ask the robot to leave its protective stop at the next cycle (any thread; the result is an event)."""
+        self._pending_unlock = True
+
+    def run_cycles(self, count: int) -> None:
+        """Connect if needed, then run ``count`` cycles in the calling thread without waiting for deadlines.
+
+        For a simulated robot whose clock is the only clock (give the loop ``clock=`` the plant's time):
+        scenarios and benchmarks run the real loop faster than real time. Not for a loop that was
+        :meth:`start` ed. A failing cycle faults the loop as in its thread, then raises BackendError."""
+        if self._thread is not None:
+            raise RuntimeError("run_cycles drives a loop that was not started; this one runs in its thread")
+        if not self._status.connected:
+            self.backend.connect()
+            self._latest = self.backend.read()
+            self._drop_commands()
+            self._set_status(state=LoopState.READY, connected=True, fault=None, mode="none")
+        for _ in range(int(count)):
+            try:
+                self._cycle(self._clock())
+            except Exception as exc:
+                reason = str(exc) if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
+                self._fault(f"robot loop error: {reason}")
+                self._set_status(connected=False)
+                raise BackendError(reason) from exc
 
     def _submit(self, kind: str, values, acceleration) -> GuardedCommand:
         latest = self._latest
@@ -393,8 +448,12 @@ class RobotLoop:
             self._set_status(state=LoopState.READY, fault=None)
             self._emit("info", "fault cleared; ready (waiting for a new command)")
 
+        fresh = state.timestamp_s != self._last_sample_stamp
+        # Without a collision monitor and no stop/unlock request, this costs three attribute reads (issue 14).
+        if self._cycle_monitor is not None or self._pending_protective_stop is not None or self._pending_unlock:
+            self._monitor_cycle(state, fresh)
         if self._status.state in (LoopState.READY, LoopState.MOVING):
-            if self._cycle_controller is not None and state.timestamp_s != self._last_sample_stamp:
+            if self._cycle_controller is not None and fresh:
                 self._run_cycle_controller(state)
             self._command(state, now)
         # A real controller may not have produced a new sample since the last read.
@@ -404,6 +463,21 @@ class RobotLoop:
         backend.end_cycle()
         self._set_status(cycles=self._status.cycles + 1, robot_mode=state.robot_mode,
                          safety_mode=state.safety_mode, connected=True)
+
+    def _monitor_cycle(self, state: RobotState, fresh: bool) -> None:
+        """Unlock / protective-stop requests from other threads, then the cycle monitor on a fresh sample."""
+        if self._pending_unlock:
+            self._pending_unlock = False
+            try:
+                self.backend.unlock_protective_stop()
+                self._emit("info", "protective stop unlocked")
+            except BackendError as exc:
+                self._emit("warn", f"unlock protective stop refused: {exc}")
+        stop_reason, self._pending_protective_stop = self._pending_protective_stop, None
+        if self._cycle_monitor is not None and fresh:
+            stop_reason = self._cycle_monitor(state) or stop_reason
+        if stop_reason and self._status.state in (LoopState.READY, LoopState.MOVING):
+            self.protective_stop(stop_reason)
 
     def _run_cycle_controller(self, state: RobotState) -> None:
         command = self._cycle_controller(state)

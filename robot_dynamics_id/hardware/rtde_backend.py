@@ -67,7 +67,8 @@ import numpy as np
 
 from ..robot_state import RobotState, SafetyMode
 from .backend import BackendError, RobotBackend
-from .rtde_control_proxy import OP_DIRECT_TORQUE, OP_KICK, OP_SPEED_STOP, OP_SPEEDJ, OP_STOP_SCRIPT, ControlProxy
+from .rtde_control_proxy import (OP_DIRECT_TORQUE, OP_KICK, OP_PROTECTIVE_STOP, OP_SPEED_STOP, OP_SPEEDJ,
+                                 OP_STOP_SCRIPT, ControlProxy)
 from .rtde_probe import ControllerVersion, bounded_native_call, probe_rtde
 
 __all__ = ["RtdeBackend"]
@@ -420,6 +421,26 @@ class RtdeBackend(RobotBackend):
                 "use velocity commands, or set supports_torque: true for an e-Series robot"
             )
         self._send(OP_DIRECT_TORQUE, [*torque_nm, *self._viscous_scale, *self._coulomb_scale])
+
+    def protective_stop(self) -> None:
+        """ur_rtde triggerProtectiveStop; the dashboard's ``stop`` as well when the control connection is gone."""
+        try:
+            self._send(OP_PROTECTIVE_STOP)
+        except BackendError:
+            self._dashboard_stop()
+            raise
+
+    def unlock_protective_stop(self) -> None:
+        """The dashboard's ``unlock protective stop`` (UR refuses it for 5 s after the stop; the reply says so)."""
+        try:
+            with socket.create_connection((self.robot_ip, 29999), timeout=2.0) as sock:
+                sock.recv(256)  # the welcome line
+                sock.sendall(b"unlock protective stop\n")
+                reply = sock.recv(512).decode(errors="replace").strip()
+        except OSError as exc:
+            raise BackendError(f"cannot reach the dashboard of {self.robot_ip} (port 29999): {exc}") from exc
+        if not reply.lower().startswith("protective stop releasing"):
+            raise BackendError(f"the controller refused to unlock the protective stop: {reply}")
 
     def end_cycle(self) -> None:
         # Kick the controller's watchdog only in a cycle without a command. ur_rtde's kickWatchdog writes the

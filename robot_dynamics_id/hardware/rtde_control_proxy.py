@@ -21,8 +21,8 @@ import time
 
 from .backend import BackendError
 
-__all__ = ["OP_CLOSE", "OP_DIRECT_TORQUE", "OP_KICK", "OP_SPEEDJ", "OP_SPEED_STOP", "OP_STOP_SCRIPT", "ControlProxy",
-           "control_proxy_main"]
+__all__ = ["OP_CLOSE", "OP_DIRECT_TORQUE", "OP_KICK", "OP_PROTECTIVE_STOP", "OP_SPEEDJ", "OP_SPEED_STOP",
+           "OP_STOP_SCRIPT", "ControlProxy", "control_proxy_main"]
 
 # ---- parent <-> control proxy messages: uint8 op, float64 sent (monotonic s), uint8 n, n x float64 ----
 _HEADER = struct.Struct("<BdB")
@@ -32,6 +32,7 @@ OP_DIRECT_TORQUE = 3   # torque x6, viscous scale x6, coulomb scale x6
 OP_KICK = 4            # kickWatchdog
 OP_STOP_SCRIPT = 5
 OP_CLOSE = 6
+OP_PROTECTIVE_STOP = 7  # triggerProtectiveStop
 _REALTIME_OPS = (OP_SPEEDJ, OP_DIRECT_TORQUE, OP_KICK)
 #: a real-time command older than this when the proxy gets to it is dropped, not replayed (s)
 _MAX_COMMAND_AGE_S = 0.05
@@ -204,9 +205,10 @@ def control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realti
         OP_DIRECT_TORQUE: lambda v: control.directTorque(v[:6], v[6:12], v[12:18]),
         OP_KICK: lambda v: control.kickWatchdog(),
         OP_STOP_SCRIPT: lambda v: control.stopScript(),
+        OP_PROTECTIVE_STOP: lambda v: control.triggerProtectiveStop(),
     }
     names = {OP_SPEEDJ: "speedJ", OP_SPEED_STOP: "speedStop", OP_DIRECT_TORQUE: "directTorque",
-             OP_KICK: "kickWatchdog", OP_STOP_SCRIPT: "stopScript"}
+             OP_KICK: "kickWatchdog", OP_STOP_SCRIPT: "stopScript", OP_PROTECTIVE_STOP: "triggerProtectiveStop"}
     while True:
         messages = _proxy_messages(fd, buffer, block=True)
         if messages is None:  # the parent is gone: stop the arm and leave

@@ -21,6 +21,7 @@ class SimBackend(RobotBackend):
         initial_q_rad: start configuration.
         scene: "none" or "polishing" (tool, curved surface, F/T sensor: sim/scene.py).
         base_motion: move the base slowly (polishing scene only).
+        external_loads: forces on the links (sim/contacts.py: pushes, obstacles), on the plant's clock.
     """
 
     supports_torque = True
@@ -35,10 +36,11 @@ class SimBackend(RobotBackend):
         initial_q_rad: np.ndarray | None = None,
         scene: str = "none",
         base_motion: bool = False,
+        external_loads=(),
     ) -> None:
         self.rate_hz = float(rate_hz)
         self._options = dict(robot=robot, rate_hz=self.rate_hz, truth_seed=truth_seed,
-                             noise_seed=noise_seed, initial_q_rad=initial_q_rad)
+                             noise_seed=noise_seed, initial_q_rad=initial_q_rad, external_loads=tuple(external_loads))
         self._scene = scene
         self._base_motion = base_motion
         self.plant = None
@@ -86,6 +88,12 @@ class SimBackend(RobotBackend):
 
     def direct_torque(self, torque_nm: np.ndarray) -> None:
         self._require().direct_torque(torque_nm)
+
+    def protective_stop(self) -> None:
+        self._require().protective_stop()
+
+    def unlock_protective_stop(self) -> None:
+        self._require().clear_protective_stop()
 
     def end_cycle(self) -> None:
         self._require().step(1)

@@ -248,9 +248,13 @@ class TrajectoryTracker:
             self._pending_goal, self._pending_stop = None, (TrackingPhase.CANCELLED, reason)
 
     def abort(self, reason: str) -> None:
-        """End the goal at once (the robot loop has stopped the arm: a fault); no further command."""
+        """End the goal at once (the robot loop has stopped the arm: a fault); no further command.
+
+        Reported as aborted at once: a faulted loop calls no cycle controller until the fault clears."""
         with self._lock:
             self._pending_goal, self._pending_stop = None, (TrackingPhase.ABORTED, reason)
+            if self._status.active:
+                self._status = replace(self._status, phase=TrackingPhase.ABORTED, reason=reason, speed_scaling=0.0)
 
     def set_speed_scaling(self, value: float) -> float:
         """Set the speed scaling (clipped to 0..1; 0 holds the arm on the path); returns the value used."""
@@ -265,7 +269,7 @@ class TrajectoryTracker:
             stop, self._pending_stop = self._pending_stop, None
         if goal is not None:
             return self._start(goal, state)
-        if stop is not None and self._status.active:
+        if stop is not None and (self._status.active or self._goal is not None):
             if stop[0] == TrackingPhase.ABORTED:
                 return self._finish(TrackingPhase.ABORTED, stop[1])
             self._set(phase=TrackingPhase.STOPPING, reason=stop[1])

@@ -15,6 +15,8 @@ Schema (``schema: robot_dynamics_id/model/1``)::
     base_parameters: {names: [...], values: [...], std: [...]}   # optional
     provenance: {...}               # optional: data, method, date, metrics, and
                                     # identified_from: {data, robot, torque_source, drive_gains_nm_per_a, signal}
+    collision_thresholds: {...}     # optional: residual thresholds of the collision observer
+                                    # (control/collision.py; written by `rdi validate --collision-thresholds`)
 
 ``provenance.identified_from`` records what the model was identified from
 (identification/torque_source.py); ``rdi validate`` scores other data with the
@@ -72,6 +74,8 @@ class DynamicModel:
     drive_gains_nm_per_a: np.ndarray | None
     base_parameters: dict | None = None
     provenance: dict = field(default_factory=dict)
+    #: control/collision.CollisionThresholds.to_dict(), kept as read (None: not measured)
+    collision_thresholds: dict | None = None
 
     @property
     def n_joints(self) -> int:
@@ -206,6 +210,8 @@ class DynamicModel:
         }
         if self.base_parameters is not None:
             out["base_parameters"] = self.base_parameters
+        if self.collision_thresholds is not None:
+            out["collision_thresholds"] = self.collision_thresholds
         return out
 
     def save(self, path: str | Path) -> Path:
@@ -243,6 +249,7 @@ class DynamicModel:
                 drive_gains_nm_per_a=_drive_gains_from_file(data.get("drive_gains_nm_per_a"), provenance, n),
                 base_parameters=data.get("base_parameters"),
                 provenance=provenance,
+                collision_thresholds=data.get("collision_thresholds"),
             )
         except ModelFileError:
             raise

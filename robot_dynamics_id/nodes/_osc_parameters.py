@@ -6,6 +6,7 @@ README read the table through :mod:`robot_dynamics_id.nodes.osc_controller`, whi
 
 from __future__ import annotations
 
+from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import UrInterfaceConfig
 from ..parameters import ParameterError, ParameterSpec, check_choice
 
@@ -66,7 +67,7 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "direct: further ur_interface parameters as name=value (YAML value), applied last"),
     ParameterSpec("publish_robot_state", "bool", True,
                   "direct: publish /joint_states, /motor_currents, /target_moment and the wrench"),
-)
+) + UR_INTERFACE_COLLISION_PARAMETERS  # the collision observer in the robot loop (direct connection)
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 

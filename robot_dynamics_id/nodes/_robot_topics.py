@@ -78,6 +78,11 @@ class RobotStateTopics:
             self._thread.start()
 
     @property
+    def clock_offset_s(self) -> float | None:
+        """Stamp = robot clock + this (s); None before the first sample."""
+        return self._clock_offset_s
+
+    @property
     def backlog(self) -> int:
         """Samples waiting to be published."""
         return len(self._samples)

@@ -92,6 +92,9 @@ class OscControllerNode(Node):
             raise ParameterError(f"the robot opened in direct connection is {self.robot_config.robot_name} (from "
                                  f"robot_config_files / robot_parameters), but the model is for {model.robot}: "
                                  "configure the same robot in both")
+        if p["collision_model_file"] and self.robot_config is None:
+            raise ParameterError("parameter 'collision_model_file' needs robot_connection: direct; with a separate "
+                                 "robot node, give it to that node (ur_interface) or run collision_monitor")
         # direct: the law runs once per robot cycle, so the control rate is the robot's
         self.rate_hz = (self.robot_config.rate_hz if self.robot_config is not None
                         else check_positive("rate_hz", p["rate_hz"], upper=1000.0))
@@ -103,6 +106,11 @@ class OscControllerNode(Node):
         mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
         com = check_vector("tool_com_m", p["tool_com_m"], 3)
         self.task_kind = check_choice("task", p["task"], ("external", "polishing"))
+        if p["collision_model_file"] and self.task_kind == "polishing":
+            # the observer sees the tool's intended contact as an external torque like any other
+            raise ParameterError("parameter 'collision_model_file': the collision observer would take the polishing "
+                                 "contact for a collision (the F/T-sensed tool wrench is not subtracted); use it for "
+                                 "free motion (task external) or leave it empty")
         try:
             config = ControllerConfig(
                 period_s=1.0 / self.rate_hz,
@@ -153,6 +161,7 @@ class OscControllerNode(Node):
         self._running = True
         self._robot_loop: RobotLoop | None = None
         self._robot_topics: RobotStateTopics | None = None
+        self._collision_topics = None
 
         self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
         if self.robot_config is not None:
@@ -207,7 +216,19 @@ class OscControllerNode(Node):
             self._robot_topics = RobotStateTopics(node=self, config=robot, inline=True)
         self._robot_loop = robot.make_loop(
             on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
-            on_event=self._on_robot_event, cycle_controller=self._direct_cycle)
+            on_event=self._on_robot_event, cycle_controller=self._direct_cycle,
+            cycle_monitor=self._collision_monitor(robot))
+
+    def _collision_monitor(self, robot: UrInterfaceConfig):
+        """The collision observer in the robot loop (collision_model_file set; direct connection only)."""
+        from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS as table
+        from ._collision_topics import in_loop_collision_monitor
+
+        raw = {s.name: self._p[s.name] for s in table}
+        topics = self._robot_topics
+        monitor, self._collision_topics = in_loop_collision_monitor(
+            self, raw, robot, stamp_offset=lambda: None if topics is None else topics.clock_offset_s)
+        return monitor
 
     # ---- measurements (executor thread) ------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -540,9 +561,13 @@ class OscControllerNode(Node):
             self._robot_loop.stop()
         if self._robot_topics is not None:
             self._robot_topics.close()
+        if self._collision_topics is not None:
+            self._collision_topics.close()
         if self._thread is not None:
             self._thread.join(1.0)
         publishers = [self._state_pub] + ([self._command_pub, self._stop_pub] if self._robot_loop is None else [])
+        if self._collision_topics is not None:
+            publishers.append(self._collision_topics.event_publisher)
         flush_publishers(publishers)  # the stop commands and the final state reach their subscribers
 
 

@@ -18,6 +18,13 @@ Subscribes
                                              robot loop on the robot's clock (hardware/trajectory_tracking.py);
                                              a message without points stops along the path (as the UR driver)
   ~/speed_scaling                            std_msgs/Float64, 0..1: slows trajectory time (the pendant slider)
+  ~/protective_stop                          std_msgs/String (the reason): protective stop through the robot (a
+                                             collision_monitor beside this node sends it)
+  ~/unlock_protective_stop                   std_msgs/Empty: leave the protective stop (UR: dashboard 'unlock
+                                             protective stop', refused for 5 s after the stop)
+Collision observer (collision_model_file set): runs in the robot loop on every sample; publishes
+/collision_monitor/{external_torque, residual, collision} (nodes/_collision_topics.py) and makes a protective
+stop at a collision (collision_reaction).
 Serves (where control_msgs is installed: a ROS machine)
   /scaled_joint_trajectory_controller/follow_joint_trajectory  control_msgs/FollowJointTrajectory, same tracker
   /forward_velocity_controller/commands      std_msgs/Float64MultiArray, rad/s, configured joint order
@@ -40,12 +47,14 @@ import time
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float64, Float64MultiArray, String
+from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, UrInterfaceConfig, make_tracker
 from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
+from ._collision_topics import in_loop_collision_monitor
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
@@ -71,10 +80,13 @@ class UrInterfaceNode(Node):
 
     def __init__(self) -> None:
         super().__init__("ur_interface")
-        raw = declare_parameters(self, UR_INTERFACE_PARAMETERS, TRAJECTORY_PARAMETERS)
+        raw = declare_parameters(self, UR_INTERFACE_PARAMETERS, TRAJECTORY_PARAMETERS,
+                                 UR_INTERFACE_COLLISION_PARAMETERS)
         trajectory = {s.name for s in TRAJECTORY_PARAMETERS}
+        collision = {s.name for s in UR_INTERFACE_COLLISION_PARAMETERS}
         # both raise ParameterError naming the parameter
-        self.config = UrInterfaceConfig.from_parameters({k: v for k, v in raw.items() if k not in trajectory})
+        self.config = UrInterfaceConfig.from_parameters({k: v for k, v in raw.items()
+                                                         if k not in trajectory and k not in collision})
         self.tracker = make_tracker({k: v for k, v in raw.items() if k in trajectory})
         cfg = self.config
         if cfg.realtime_priority > 0:
@@ -90,6 +102,11 @@ class UrInterfaceNode(Node):
                                  self._on_torque_command, COMMAND_QOS)
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, COMMAND_QOS)
         self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
+        self.create_subscription(String, "~/protective_stop", self._on_protective_stop, COMMAND_QOS)
+        self.create_subscription(Empty, "~/unlock_protective_stop", self._on_unlock, COMMAND_QOS)
+        monitor, self._collision_topics = in_loop_collision_monitor(
+            self, {k: v for k, v in raw.items() if k in collision}, cfg,
+            stamp_offset=lambda: self._topics.clock_offset_s)
         self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, goal_from_message,
                                                      self._not_ready_reason)
 
@@ -100,7 +117,8 @@ class UrInterfaceNode(Node):
         self._reported_trajectory = self.tracker.status
         self._throttle = RepeatThrottle(interval_s=1.0)
         self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
-                                  cycle_controller=self.tracker, on_command=self._on_command)
+                                  cycle_controller=self.tracker, on_command=self._on_command,
+                                  cycle_monitor=monitor)
         self.create_timer(1.0 / cfg.status_rate_hz, self._publish_status)
         self.create_timer(1.0 / TRAJECTORY_STATUS_HZ, self._publish_trajectory_status)
         self.create_timer(1.0, self._report_held_back)
@@ -134,6 +152,13 @@ class UrInterfaceNode(Node):
         if status.state in ("ready", "moving"):
             return None
         return f"the robot is not ready (state {status.state}" + (f": {status.fault}" if status.fault else "") + ")"
+
+    # ---- protective stop (a collision_monitor beside this node) -------------------------------------
+    def _on_protective_stop(self, msg: String) -> None:
+        self.loop.request_protective_stop(msg.data or "protective stop requested")
+
+    def _on_unlock(self, msg: Empty) -> None:
+        self.loop.request_unlock_protective_stop()
 
     def _on_speed_scaling(self, msg: Float64) -> None:
         used = self.tracker.set_speed_scaling(msg.data)
@@ -294,11 +319,15 @@ class UrInterfaceNode(Node):
         self.tracker.abort("ur_interface is shutting down")
         self.loop.stop()
         self._topics.close()
+        publishers = [self._trajectory_pub, self._status_pub]
+        if self._collision_topics is not None:
+            self._collision_topics.close()  # queued residuals and collision reports are published first
+            publishers.append(self._collision_topics.event_publisher)
         try:  # how the last trajectory ended (cancelled along its path by a signal, or aborted here)
             self._publish_trajectory_status()
         except Exception:  # the context may already be shut down
             pass
-        flush_publishers((self._trajectory_pub, self._status_pub))
+        flush_publishers(publishers)
 
 
 def main(args=None) -> int:

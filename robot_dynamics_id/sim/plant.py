@@ -45,6 +45,9 @@ What is simulated, and how
   about the flange origin in Nm, both in base-frame axes. Pressing the tool down on
   a surface therefore reads +Fz. (A real CB3 has no F/T sensor and estimates this
   from currents to about ±10 N; the simulator reports the sensor for both generations.)
+* **External loads** — forces at points on the links (sim/contacts.py: a push, an obstacle in the
+  arm's path), evaluated every substep from the point's world position and velocity and applied as
+  ``Jᵀ F``; :attr:`SimulatedUR.external_load_peak_n` is each load's largest force in the last cycle.
 * **Rates** — 500 Hz (e-Series) or 125 Hz (CB3) from the description's generation,
   overridable. Physics substep: the control period divided into an integer number
   of substeps of at most :data:`~robot_dynamics_id.sim.mjcf.PHYSICS_TIMESTEP_S`
@@ -112,6 +115,7 @@ class SimulatedUR:
         physics_timestep_s: float = PHYSICS_TIMESTEP_S,
         protective_force_limit_n: float | None = None,
         nominal_model: DynamicModel | None = None,
+        external_loads=(),
     ) -> None:
         self.robot_model: RobotModel = load_robot(robot)
         description = self.robot_model.description
@@ -210,6 +214,7 @@ class SimulatedUR:
         self._stop_deceleration = float(np.min(self.robot_model.acceleration_limit_rad_s2))
 
         self._rng = np.random.default_rng(int(noise_seed))
+        self.set_external_loads(external_loads)
         self._base_origin = np.zeros(3)
         #: simulated controller time (RTDE ``timestamp``), s
         self.time_s: float = 0.0
@@ -261,8 +266,9 @@ class SimulatedUR:
         ``protective_force_limit_n`` is set, when the TCP force exceeds it."""
         self._protective_stop = True
         self.protective_stop_reason = "requested"
-        if self._mode != "velocity":
-            self._enter_velocity_mode()
+        # The stop ramps the arm's *actual* velocity down from where it is, as UR's stop does; a reference
+        # the arm could not follow (blocked by an obstacle) is dropped, not caught up with.
+        self._enter_velocity_mode()
         self._qd_cmd = np.zeros(self.n_joints)
         self._acceleration = self._stop_deceleration
 
@@ -276,6 +282,26 @@ class SimulatedUR:
     @property
     def in_protective_stop(self) -> bool:
         return self._protective_stop
+
+    def set_external_loads(self, loads) -> None:
+        """Replace the external loads (sim/contacts.py) acting from the next substep on."""
+        from .contacts import AppliedLoads
+
+        self._loads = AppliedLoads(self._mj_model, tuple(loads), self._arm)
+
+    @property
+    def external_loads(self) -> tuple:
+        return self._loads.loads
+
+    @property
+    def external_load_force_n(self) -> np.ndarray:
+        """Per external load, its force (N, world axes) in the last physics substep, shape (L, 3)."""
+        return self._loads.force_n.copy()
+
+    @property
+    def external_load_peak_n(self) -> np.ndarray:
+        """Per external load, its largest force magnitude (N) during the last control cycle."""
+        return self._loads.peak_n.copy()
 
     def reset(self, q_rad, qd_rad_s=None) -> None:
         """Put the arm at ``q_rad`` (velocity ``qd_rad_s``, default rest), holding position in
@@ -337,6 +363,7 @@ class SimulatedUR:
         qpos, qvel, damping, applied = d.qpos[arm], d.qvel[arm], m.dof_damping[arm], d.qfrc_applied[arm]
         torque_sum = np.zeros(self.n_joints)
         friction_sum = np.zeros(self.n_joints)
+        self._loads.start_cycle()
         for k in range(self.substeps):
             q = qpos.copy()
             qd = qvel.copy()
@@ -349,6 +376,8 @@ class SimulatedUR:
             applied[:] = tau - tau_f + slope * qd
             if self._base_motion is not None:
                 self._set_base(self.time_s + k * h)
+            if self._loads.loads:
+                applied += self._loads.joint_torque_nm(d, self.time_s + k * h)
             mujoco.mj_step(m, d)
             if friction.any_presliding:
                 friction.advance(qpos - q)

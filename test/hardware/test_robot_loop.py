@@ -9,7 +9,7 @@ import pytest
 
 from robot_dynamics_id.hardware.backend import BackendError, RobotBackend
 from robot_dynamics_id.hardware import robot_loop as robot_loop_module
-from robot_dynamics_id.hardware.robot_loop import LoopState, RobotLoop
+from robot_dynamics_id.hardware.robot_loop import CycleCommand, LoopState, RobotLoop
 from robot_dynamics_id.hardware.safety import CommandRejected, SafetyGuard, SafetyLimits
 from robot_dynamics_id.robot_state import RobotState, SafetyMode
 
@@ -330,3 +330,85 @@ def test_loop_thread_has_an_os_name_for_kernel_tools():
         assert "robot_loop" in names, names
     finally:
         loop.stop()
+
+
+# ---- the cycle monitor (collision observer's hook), protective stop, synchronous cycles ----------------------
+
+class StoppableRobot(FakeRobot):
+    """A fake robot with UR's protective stop: it stops and reports safety mode 3 until unlocked."""
+
+    def __init__(self):
+        super().__init__()
+        self.protective_stops = 0
+
+    def protective_stop(self):
+        self.protective_stops += 1
+        self.safety = int(SafetyMode.PROTECTIVE_STOP)
+        self.target = np.zeros(6)
+
+    def unlock_protective_stop(self):
+        self.safety = int(SafetyMode.NORMAL)
+
+
+def _moving_loop(robot, monitor):
+    commands = []
+
+    def controller(state):
+        commands.append(state.timestamp_s)
+        return CycleCommand("velocity", np.full(6, 0.5))
+
+    loop, events = make_loop(robot, cycle_controller=controller, cycle_monitor=monitor, clock=lambda: robot.t)
+    return loop, events, commands
+
+
+def test_a_monitor_reason_makes_a_protective_stop_and_a_fault_until_unlocked():
+    robot = StoppableRobot()
+    seen = []
+
+    def monitor(state):
+        seen.append(state.timestamp_s)
+        return "collision on joint 2" if abs(state.timestamp_s - 0.1) < 1e-9 else None
+
+    loop, events, commands = _moving_loop(robot, monitor)
+    loop.run_cycles(100)  # 0.2 s of robot time, in this thread
+    assert robot.protective_stops == 1
+    assert len(seen) == 100  # every fresh sample, also while in fault
+    assert loop.status.state == LoopState.FAULT and "PROTECTIVE_STOP" in loop.status.fault
+    assert any(level == "error" and "collision on joint 2; protective stop" in m for level, m in events)
+    assert max(commands) < 0.1 + 1e-9  # the controller commands nothing after the stop
+    assert np.all(robot.target == 0) and np.abs(robot.qd).max() < 0.5
+    robot.unlock_protective_stop()
+    loop.run_cycles(2)
+    assert loop.status.state in (LoopState.READY, LoopState.MOVING)
+
+
+def test_a_robot_without_protective_stop_gets_a_speed_stop():
+    robot = FakeRobot()
+    loop, events, _ = _moving_loop(robot, lambda s: "contact" if abs(s.timestamp_s - 0.05) < 1e-9 else None)
+    loop.run_cycles(26)
+    assert loop.status.state == LoopState.FAULT and loop.status.fault == "contact"
+    assert robot.commands[-1][0] == "stop"
+
+
+def test_a_protective_stop_requested_from_another_thread_runs_in_the_next_cycle():
+    robot = StoppableRobot()
+    loop, events, _ = _moving_loop(robot, None)
+    loop.run_cycles(5)
+    loop.request_protective_stop("collision reported by collision_monitor")
+    loop.run_cycles(1)
+    assert robot.protective_stops == 1
+    assert any("collision reported by collision_monitor" in m for _, m in events)
+
+
+def test_run_cycles_reports_a_failing_cycle_as_a_fault():
+    robot = FakeRobot()
+    loop, _, _ = _moving_loop(robot, None)
+    loop.run_cycles(3)
+    robot.fail_reads = True
+    try:
+        loop.run_cycles(1)
+    except BackendError as exc:
+        assert "connection dropped" in str(exc)
+    else:
+        raise AssertionError("a failing read must raise")
+    assert loop.status.state == LoopState.FAULT

@@ -81,6 +81,7 @@ def test_sim_argument_selects_the_backend():
 RUNTIME_PLAN_CASES = [
     ("ur_interface.launch.py", {}),
     ("ur_interface.launch.py", {"sim": "false", "robot_ip": "192.168.1.102"}),
+    ("ur_interface.launch.py", {"collision_model": "/m.yaml"}),
     ("experiment.launch.py", {"excitation": "/x/excitation.yaml"}),
     ("experiment.launch.py", {"excitation": "e.yaml", "bag": "/b", "sim": "false", "move_to_start": "true"}),
     ("identify.launch.py", {"bag": "/b"}),

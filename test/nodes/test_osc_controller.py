@@ -138,6 +138,9 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
     # a stiffness per joint is required for the flexible compensation
     (["flexible_compensation:=true", "joint_stiffness_nm_per_rad:=[3000.0, 3000.0]"],
      ("joint_stiffness_nm_per_rad", "expected 6")),
+    # the collision observer: a model that is not there; a contact task it would take for a collision
+    (["collision_model_file:=/nonexistent/model.yaml"], ("collision_model_file", "does not exist")),
+    (["collision_model_file:=/nonexistent/model.yaml", "task:=polishing"], ("collision_model_file", "polishing")),
 ])
 def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,

@@ -1,0 +1,57 @@
+"""CPU time of the collision detector per robot sample (what it adds to each robot-loop cycle).
+
+Times :meth:`CollisionDetector.update` (observer on the identified-form model: mass matrix, Coriolis,
+gravity, friction, thresholds) sample by sample over a 10 s simulated recording of the UR3, in
+``--runs`` passes; baseline in the same run: the force estimator's momentum observer
+(control/force_estimation.py MomentumObserver.update), which has no friction and no thresholds.
+Prints the median and p99 per sample of each and the load average.
+
+    .venv/bin/python benchmarks/bench_collision_cost.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from robot_dynamics_id.control.collision import CollisionDetector, CollisionThresholds
+from robot_dynamics_id.control.force_estimation import MomentumObserver
+from robot_dynamics_id.sim.experiment import paper_prbs_excitation, run_experiment
+from robot_dynamics_id.sim.truth import make_truth
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    truth = make_truth("ur3", 3)
+    rec = run_experiment(paper_prbs_excitation("ur3", duration_s=10.0, seed=1), robot="ur3", truth=truth).recording
+    thresholds = CollisionThresholds(joint_names=truth.joint_names, velocity_edges_rad_s=np.array([0.02, 0.1, 0.5]),
+                                     threshold_nm=np.full((6, 4), 1e3), observer_gain_per_s=50.0, rate_hz=500.0)
+    detector = CollisionDetector(truth, thresholds, rate_hz=500.0)
+    baseline = MomentumObserver(truth.robot_model().model, gain_per_s=50.0, period_s=0.002)
+    torque = rec.current_a * truth.drive_gains_nm_per_a
+    times = {"detector": [], "baseline": []}
+    for _ in range(args.runs):
+        detector.reset()
+        baseline.reset()
+        for k in range(rec.n_samples):
+            t0 = time.perf_counter()
+            detector.update(rec.time_s[k], rec.q_rad[k], rec.qd_rad_s[k], rec.current_a[k])
+            t1 = time.perf_counter()
+            baseline.update(rec.q_rad[k], rec.qd_rad_s[k], torque[k])
+            t2 = time.perf_counter()
+            times["detector"].append(t1 - t0)
+            times["baseline"].append(t2 - t1)
+    print(f"{rec.n_samples} samples x {args.runs} runs; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    for name, values in times.items():
+        v = np.asarray(values) * 1e6
+        print(f"  {name:9s} per sample: median {np.median(v):6.1f} us, p99 {np.percentile(v, 99):6.1f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""``rdi validate --collision-thresholds``: the collision observer's thresholds from a collision-free recording.
+
+Runs the observer (control/collision.py) of the model on the recording's motor currents, sample by
+sample as on the robot, and writes per-joint, per-speed-band thresholds into the model file
+(``collision_thresholds``), where ur_interface and collision_monitor read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_collision_arguments", "measure_collision_thresholds", "recording_rate_hz",
+           "report_collision_thresholds"]
+
+#: the rates UR controllers stream at; a recording within 2 % of one is taken to be at it
+_UR_RATES_HZ = (125.0, 500.0)
+
+
+def add_collision_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..control.collision import DEFAULT_MARGIN, DEFAULT_QUANTILE
+
+    group = parser.add_argument_group("collision thresholds (the data must be collision-free and hold motor currents)")
+    group.add_argument("--collision-thresholds", action="store_true",
+                       help="measure the collision observer's residual on DATA and write thresholds into MODEL")
+    group.add_argument("--collision-gain", type=float, metavar="PER_S",
+                       help="observer gain K_O, 1/s (default: 50 at 500 Hz, 31.25 at 125 Hz)")
+    group.add_argument("--collision-quantile", type=float, default=DEFAULT_QUANTILE,
+                       help=f"quantile of |residual| per joint and speed band (default {DEFAULT_QUANTILE})")
+    group.add_argument("--collision-margin", type=float, default=DEFAULT_MARGIN,
+                       help=f"threshold = quantile x (1 + margin) (default {DEFAULT_MARGIN})")
+
+
+def recording_rate_hz(time_s: np.ndarray) -> float:
+    """The recording's sample rate: 125 or 500 Hz when within 2 % of it, else the median one."""
+    dt = np.diff(np.asarray(time_s, float))
+    dt = dt[dt > 0]
+    if dt.size == 0:
+        raise ValueError("the recording has fewer than two samples")
+    rate = 1.0 / float(np.median(dt))
+    for nominal in _UR_RATES_HZ:
+        if abs(rate - nominal) <= 0.02 * nominal:
+            return nominal
+    return rate
+
+
+def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: str | None = None,
+                                 ur_driver_topics: bool = False, read=None,
+                                 gain_per_s: float | None = None, quantile: float | None = None,
+                                 margin: float | None = None):
+    """Thresholds of ``model_path``'s observer on the collision-free ``data_path``; written into the model file
+    (and ``out_dir/collision_thresholds.json`` when given). Returns the :class:`CollisionThresholds`.
+
+    ``read``: how to read the recording (identification/job.ReadOptions; default: from ``ur_driver_topics``)."""
+    from ..control.collision import (DEFAULT_MARGIN, DEFAULT_QUANTILE, default_observer_gain_per_s,
+                                     estimate_thresholds, observer_residuals)
+    from ..identification.job import ReadOptions, load_recording
+    from ..io.model_file import DynamicModel
+    from ..robots.model import load_robot
+
+    model = DynamicModel.load(model_path)
+    rm = load_robot(robot or model.robot)
+    recording = load_recording(data_path, robot=rm, read=read or ReadOptions(ur_driver_topics=ur_driver_topics))
+    if getattr(recording, "current_a", None) is None:
+        raise ValueError(f"{data_path} holds no motor currents: the collision observer runs on currents x the "
+                         "model's drive gains (record /motor_currents, or the RTDE actual_current)")
+    rate = recording_rate_hz(recording.time_s)
+    gain = default_observer_gain_per_s(rate) if gain_per_s is None else float(gain_per_s)
+    residual = observer_residuals(model, recording.time_s, recording.q_rad, recording.qd_rad_s, recording.current_a,
+                                  gain_per_s=gain)
+    thresholds = estimate_thresholds(
+        residual, recording.qd_rad_s, joint_names=model.joint_names, observer_gain_per_s=gain, rate_hz=rate,
+        quantile=DEFAULT_QUANTILE if quantile is None else float(quantile),
+        margin=DEFAULT_MARGIN if margin is None else float(margin),
+        provenance={"data": str(Path(data_path).resolve()), "duration_s": float(recording.duration_s),
+                    "torque": "motor current x the model's drive gains"})
+    replace(model, collision_thresholds=thresholds.to_dict()).save(model_path)
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "collision_thresholds.json").write_text(json.dumps(thresholds.to_dict(), indent=2))
+    return thresholds
+
+
+def report_collision_thresholds(args: argparse.Namespace) -> None:
+    """What ``rdi validate --collision-thresholds`` runs and prints."""
+    from .identify import read_options
+
+    th = measure_collision_thresholds(args.model, args.data, out_dir=args.out, robot=args.robot,
+                                      read=read_options(args),
+                                      gain_per_s=args.collision_gain, quantile=args.collision_quantile,
+                                      margin=args.collision_margin)
+    edges = th.velocity_edges_rad_s
+    bands = [f"<{edges[0]:g}"] + [f"{a:g}-{b:g}" for a, b in zip(edges[:-1], edges[1:])] + [f">{edges[-1]:g}"]
+    print(f"collision thresholds (Nm) at {th.rate_hz:g} Hz, observer gain {th.observer_gain_per_s:g} 1/s, "
+          f"{th.quantile:g} quantile x {1 + th.margin:g}, by |qd| band (rad/s) {', '.join(bands)}:")
+    for name, row in zip(th.joint_names, th.threshold_nm):
+        print(f"  {name}: " + ", ".join(f"{v:.3f}" for v in row))
+    print(f"wrote them into {args.model}")

@@ -1,0 +1,73 @@
+"""Parameters of the collision observer (control/collision.py) and the monitor they build.
+
+One table, :data:`COLLISION_PARAMETERS`, serves both places the observer runs: inside a robot loop
+(ur_interface declares it with the prefix ``collision_``: :data:`UR_INTERFACE_COLLISION_PARAMETERS`)
+and beside it (the collision_monitor node declares it as is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..control.collision import CollisionDetector, CollisionModelError, CollisionMonitor, CollisionThresholds
+from ..io.model_file import DynamicModel, ModelFileError
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+
+__all__ = ["COLLISION_PARAMETERS", "COLLISION_PREFIX", "UR_INTERFACE_COLLISION_PARAMETERS", "make_collision_detector",
+           "make_collision_monitor", "unprefixed"]
+
+COLLISION_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("model_file", "string", "",
+                  "identified model with collision thresholds (rdi validate --collision-thresholds); empty: off"),
+    ParameterSpec("threshold_scale", "double", 1.0,
+                  "multiplies every collision threshold (> 1: less sensitive, fewer false alarms)", ""),
+    ParameterSpec("reaction", "string", "protective_stop",
+                  "protective_stop (stop the arm, UR style, and report) or report (report only)"),
+    ParameterSpec("payload_kg", "double", 0.0, "tool mass at the flange (UR 'set payload')", "kg"),
+    ParameterSpec("payload_com_m", "double_array", [0.0, 0.0, 0.0], "tool centre of mass in tool0 coordinates", "m"),
+)
+
+COLLISION_PREFIX = "collision_"
+#: ur_interface's copy: the observer in its robot loop
+UR_INTERFACE_COLLISION_PARAMETERS: tuple[ParameterSpec, ...] = tuple(
+    replace(s, name=COLLISION_PREFIX + s.name, description="collision observer in the robot loop: " + s.description)
+    for s in COLLISION_PARAMETERS)
+
+
+def unprefixed(values: dict) -> dict:
+    """ur_interface's ``collision_*`` values under the table's own names."""
+    return {k[len(COLLISION_PREFIX):]: v for k, v in values.items() if k.startswith(COLLISION_PREFIX)}
+
+
+def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None) -> CollisionDetector | None:
+    """The detector from :data:`COLLISION_PARAMETERS` values (None when ``model_file`` is empty).
+
+    Raises ParameterError naming the parameter: a missing model or thresholds, thresholds measured at
+    another rate, joints that are not the robot's."""
+    path = p.get("model_file") or ""
+    if not path:
+        return None
+    try:
+        model = DynamicModel.load(path)
+        thresholds = CollisionThresholds.from_model(model, source=str(path))
+        if joint_names is not None and tuple(joint_names) != tuple(model.joint_names):
+            raise CollisionModelError(f"{path} is a model of joints {list(model.joint_names)}, the robot's are "
+                                      f"{list(joint_names)}; use the same robot (and tf_prefix)")
+        com = check_vector("payload_com_m", p.get("payload_com_m"), 3, default=(0.0, 0.0, 0.0))
+        return CollisionDetector(model, thresholds,
+                                 threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0)),
+                                 payload_kg=check_positive("payload_kg", p.get("payload_kg", 0.0), allow_zero=True),
+                                 payload_com_m=com, rate_hz=rate_hz)
+    except (ModelFileError, CollisionModelError) as exc:
+        raise ParameterError(f"parameter 'model_file': {exc}") from None
+
+
+def make_collision_monitor(p: dict, *, rate_hz: float, joint_names=None, on_collision=None,
+                           on_sample=None) -> CollisionMonitor | None:
+    """The robot loop's cycle monitor from :data:`COLLISION_PARAMETERS` values (None when off)."""
+    reaction = check_choice("reaction", p.get("reaction", "protective_stop"), ("protective_stop", "report"))
+    detector = make_collision_detector(p, rate_hz=rate_hz, joint_names=joint_names)
+    if detector is None:
+        return None
+    return CollisionMonitor(detector, react=reaction == "protective_stop", on_collision=on_collision,
+                            on_sample=on_sample)

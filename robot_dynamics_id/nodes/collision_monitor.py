@@ -1,0 +1,161 @@
+"""collision_monitor: sensorless collision detection beside a robot node (control/collision.py).
+
+Runs the generalized-momentum observer of an identified model on every sample the robot node publishes
+and stops the arm at a collision. To run it *inside* the robot loop instead (no transport delay), give
+ur_interface ``collision_model_file``; both publish the same topics.
+
+Subscribes
+  /joint_states                       sensor_msgs/JointState (position rad, velocity rad/s)
+  /motor_currents                     sensor_msgs/JointState (effort = motor current, A), same stamps
+  <robot_node>/status                 std_msgs/String JSON (safety_mode: a cleared protective stop re-arms)
+Publishes
+  /collision_monitor/external_torque, /collision_monitor/residual, /collision_monitor/collision
+                                      (nodes/_collision_topics.py)
+  <robot_node>/protective_stop        std_msgs/String, the collision (reaction protective_stop): ur_interface
+                                      makes a protective stop through the robot
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from ..hardware.collision_config import COLLISION_PARAMETERS, make_collision_monitor
+from ..parameters import ParameterError, ParameterSpec
+from ..robot_state import RobotState, SafetyMode
+from ._collision_topics import CollisionTopics
+from ._ros_params import declare_parameters
+from ._run import flush_publishers, run_node
+
+__all__ = ["COLLISION_MONITOR_PARAMETERS", "CollisionMonitorNode", "main"]
+
+COLLISION_MONITOR_PARAMETERS: tuple[ParameterSpec, ...] = COLLISION_PARAMETERS + (
+    ParameterSpec("robot_node", "string", "/ur_interface",
+                  "the robot node: its ~/status is read and a collision goes to its ~/protective_stop"),
+    ParameterSpec("rate_hz", "double", 0.0,
+                  "the robot's sample rate (0: measured from the first 100 samples); must match the thresholds'",
+                  "Hz"),
+)
+
+_SENSOR_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+_COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: samples whose stamps measure the rate when rate_hz is 0
+_RATE_SAMPLES = 100
+
+
+class CollisionMonitorNode(Node):
+    """Pairs /joint_states with /motor_currents by stamp and feeds the collision monitor."""
+
+    #: every entity is created in __init__: the EventsExecutor may serve the 500 Hz streams
+    events_executor = True
+
+    def __init__(self) -> None:
+        super().__init__("collision_monitor")
+        p = declare_parameters(self, COLLISION_MONITOR_PARAMETERS)
+        if not p["model_file"]:
+            raise ParameterError("parameter 'model_file' is empty: give the identified model with collision "
+                                 "thresholds (rdi validate --collision-thresholds)")
+        rate = float(p["rate_hz"] or 0.0)
+        if rate < 0:
+            raise ParameterError(f"parameter 'rate_hz' = {rate} must be >= 0")
+        self.monitor = make_collision_monitor(p, rate_hz=rate or None, on_collision=self._on_collision,
+                                              on_sample=self._on_sample)
+        self._names = list(self.monitor.detector.joint_names)
+        self._topics = CollisionTopics(self, self._names, model_label=p["model_file"])
+        self._thresholds_rate = self.monitor.detector.thresholds.rate_hz
+        self._rate_checked = rate > 0
+        self._stamps: list[float] = []
+        robot = str(p["robot_node"]).rstrip("/")
+        self._stop_pub = self.create_publisher(String, robot + "/protective_stop", _COMMAND_QOS)
+        self._pending: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self._safety_mode = int(SafetyMode.NORMAL)
+        self._index: list[int] | None = None
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, _SENSOR_QOS)
+        self.create_subscription(JointState, "/motor_currents", self._on_current, _SENSOR_QOS)
+        self.create_subscription(String, robot + "/status", self._on_status, _SENSOR_QOS)
+        self.get_logger().info(f"collision_monitor: {p['model_file']}, reaction {p['reaction']}, stops through "
+                               f"{robot}/protective_stop")
+
+    @staticmethod
+    def _stamp(msg: JointState) -> float:
+        return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+    def _order(self, msg: JointState) -> list[int] | None:
+        if self._index is None or len(msg.name) != len(self._names):
+            by_name = {n: i for i, n in enumerate(msg.name)}
+            missing = [n for n in self._names if n not in by_name]
+            if missing:
+                self.get_logger().error(f"/joint_states lacks the model's joints {missing}",
+                                        throttle_duration_sec=5.0)
+                return None
+            self._index = [by_name[n] for n in self._names]
+        return self._index
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        index = self._order(msg)
+        if index is None or len(msg.velocity) != len(msg.name):
+            return
+        self._pending[self._stamp(msg)] = (np.array([msg.position[i] for i in index]),
+                                           np.array([msg.velocity[i] for i in index]))
+        while len(self._pending) > 50:  # currents that never came: drop the oldest
+            self._pending.pop(next(iter(self._pending)))
+
+    def _on_current(self, msg: JointState) -> None:
+        t = self._stamp(msg)
+        joint = self._pending.pop(t, None)
+        index = self._order(msg)
+        if joint is None or index is None or len(msg.effort) != len(msg.name):
+            return
+        if not self._rate_checked and not self._check_rate(t):
+            return
+        state = RobotState(timestamp_s=t, q_rad=joint[0], qd_rad_s=joint[1],
+                           current_a=np.array([msg.effort[i] for i in index]), safety_mode=self._safety_mode)
+        reason = self.monitor(state)
+        if reason:
+            self._stop_pub.publish(String(data=reason))
+
+    def _check_rate(self, t: float) -> bool:
+        self._stamps.append(t)
+        if len(self._stamps) < _RATE_SAMPLES:
+            return False
+        rate = 1.0 / float(np.median(np.diff(self._stamps)))
+        if abs(rate - self._thresholds_rate) > 0.02 * self._thresholds_rate:
+            self.get_logger().error(f"the robot publishes at {rate:.1f} Hz, the collision thresholds were measured at "
+                                    f"{self._thresholds_rate:g} Hz: measure them at this rate; not monitoring",
+                                    throttle_duration_sec=10.0)
+            self._stamps.clear()
+            return False
+        self._rate_checked = True
+        self.get_logger().info(f"robot rate {rate:.1f} Hz: monitoring")
+        return True
+
+    def _on_status(self, msg: String) -> None:
+        try:
+            self._safety_mode = int(json.loads(msg.data).get("safety_mode", self._safety_mode))
+        except (ValueError, TypeError, AttributeError):
+            pass
+
+    def _on_sample(self, time_s, external_torque_nm, threshold_nm) -> None:
+        self._topics.on_sample(time_s, external_torque_nm, threshold_nm)
+
+    def _on_collision(self, event) -> None:
+        self.get_logger().error(event.describe())
+        self._topics.on_collision(event)
+
+    def shutdown(self) -> None:
+        self._topics.close()  # queued residuals and collision reports are published first
+        flush_publishers((self._stop_pub, self._topics.event_publisher))  # a stop sent last must arrive
+
+
+def main(args=None) -> int:
+    return run_node(CollisionMonitorNode, args, name="collision_monitor")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

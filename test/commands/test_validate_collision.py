@@ -1,0 +1,46 @@
+"""``rdi validate --collision-thresholds``: thresholds of the collision observer from a collision-free bag."""
+
+import json
+
+import pytest
+
+from robot_dynamics_id.cli import main
+from robot_dynamics_id.control.collision import CollisionDetector, CollisionThresholds
+from robot_dynamics_id.io.bag_reader import read_bag
+from robot_dynamics_id.io.model_file import DynamicModel
+
+
+@pytest.mark.parametrize("rate, gain", [(500.0, 50.0), (125.0, 31.25)])
+def test_thresholds_from_a_simulated_bag_go_into_the_model_and_pass_that_bag(tmp_path, capsys, rate, gain):
+    bag, model_path = tmp_path / "bag", tmp_path / "model.yaml"
+    assert main(["simulate-experiment", "--excitation", "prbs", "--duration", "6", "--seed", "1", "--truth-seed", "4",
+                 "--rate", str(rate), "--out", str(bag), "--truth-out", str(model_path), "--quiet"]) == 0
+    before = model_path.read_text()
+    code = main(["validate", "--model", str(model_path), "--data", str(bag), "--out", str(tmp_path / "v"),
+                 "--collision-thresholds"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"collision thresholds (Nm) at {rate:g} Hz, observer gain {gain:g} 1/s" in out
+    model = DynamicModel.load(model_path)
+    thresholds = CollisionThresholds.from_model(model)
+    assert thresholds.rate_hz == rate and thresholds.observer_gain_per_s == gain
+    assert thresholds.threshold_nm.shape == (6, 4) and thresholds.threshold_nm.max() < 2.0
+    assert json.loads((tmp_path / "v" / "collision_thresholds.json").read_text())["rate_hz"] == rate
+    # the rest of the model is unchanged
+    unchanged = DynamicModel.load(model_path)
+    assert before.split("provenance")[0] == model_path.read_text().split("provenance")[0]
+    assert unchanged.standard_parameters().tolist() == model.standard_parameters().tolist()
+    # the recording they came from raises no collision
+    recording = read_bag(bag)
+    detector = CollisionDetector(model, thresholds, rate_hz=rate)
+    events = [detector.update(t, q, qd, i) for t, q, qd, i in
+              zip(recording.time_s, recording.q_rad, recording.qd_rad_s, recording.current_a)]
+    assert not any(events)
+
+
+def test_thresholds_refuse_a_model_file_that_does_not_exist(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    code = main(["validate", "--model", str(tmp_path / "none.yaml"), "--data", str(tmp_path / "data"), "--out",
+                 str(tmp_path / "v"), "--collision-thresholds"])
+    assert code == 1
+    assert "does not exist" in capsys.readouterr().err
