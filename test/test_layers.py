@@ -1,0 +1,108 @@
+"""The layer rules of ../shared/DESIGN.md, checked from the imports (every import, lazy ones included).
+
+    nodes/ commands/ cli.py  >  scenarios/  >  hardware/ sim/  >  control/ identification/ excitation/
+    >  io/  >  dynamics/  >  robots/
+
+A module imports only from its own layer or below; sim/ never imports control/ or identification/.
+The imports that break the rules today are listed in KNOWN_VIOLATIONS (issue 19 moves them); the test fails
+on any new one, and on a listed one that is gone (then delete it from the list: the layout only improves).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "robot_dynamics_id"
+
+RANK = {"robots": 0, "dynamics": 1, "io": 2, "control": 3, "identification": 3, "excitation": 3,
+        "hardware": 4, "sim": 4, "scenarios": 5, "nodes": 6, "commands": 6, "cli": 6}
+#: layers a layer must not import although they are not above it
+FORBIDDEN_SIDEWAYS = {"sim": {"control", "identification"}}
+
+#: (importing module, imported module) pairs that break the rules today: issue 19's work list
+KNOWN_VIOLATIONS = {
+    ("control.polishing", "sim.plant"),
+    ("control.polishing", "sim.scene"),
+    ("control.polishing", "sim.truth"),
+    ("identification.natural_oscillation", "sim.pendulum"),
+    ("identification.natural_oscillation_mujoco", "sim.experiment"),
+    ("identification.natural_oscillation_mujoco", "sim.plant"),
+    ("identification.natural_oscillation_mujoco", "sim.truth"),
+    ("identification.natural_oscillation_paper", "sim.pendulum"),
+    ("identification.natural_oscillation_report", "sim.pendulum"),
+    ("identification.natural_oscillation_report", "sim.truth"),
+    ("sim.ur_controller.__main__", "commands"),
+}
+
+
+def _layer(module: str) -> str | None:
+    """'control.polishing' -> 'control'; 'cli' -> 'cli'; the package itself -> None."""
+    return module.split(".")[0] if module else None
+
+
+def imported_modules(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Package-relative names of the robot_dynamics_id modules ``source`` (module ``module``) imports."""
+    package = module if is_package else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".") if package else []
+                base = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                prefix = ".".join(base)
+                if node.module:
+                    out.add(f"{prefix}.{node.module}" if prefix else node.module)
+                else:
+                    out.update(f"{prefix}.{a.name}" if prefix else a.name for a in node.names)
+            elif node.module and node.module.split(".")[0] == "robot_dynamics_id":
+                out.add(node.module.partition(".")[2])
+        elif isinstance(node, ast.Import):
+            out.update(a.name.partition(".")[2] for a in node.names if a.name.split(".")[0] == "robot_dynamics_id")
+    return {m for m in out if m}
+
+
+def violations(module: str, imports: set[str]) -> set[tuple[str, str]]:
+    src = _layer(module)
+    bad = set()
+    for target in imports:
+        dst = _layer(target)
+        if src not in RANK or dst not in RANK:
+            continue
+        if RANK[dst] > RANK[src] or dst in FORBIDDEN_SIDEWAYS.get(src, ()):
+            bad.add((module, target))
+    return bad
+
+
+def package_violations() -> set[tuple[str, str]]:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        is_package = rel.name == "__init__"
+        module = ".".join(rel.parts[:-1] if is_package else rel.parts)
+        found |= violations(module, imported_modules(path.read_text(), module, is_package))
+    return found
+
+
+def test_no_import_breaks_the_layer_rules_beyond_the_known_list():
+    found = package_violations()
+    new = found - KNOWN_VIOLATIONS
+    assert not new, ("imports against the layers of ../shared/DESIGN.md (move the code to the right layer, or "
+                     f"pass what it needs in from above): {sorted(new)}")
+    gone = KNOWN_VIOLATIONS - found
+    assert not gone, f"fixed, remove from KNOWN_VIOLATIONS: {sorted(gone)}"
+
+
+def test_the_checker_sees_a_forbidden_import():
+    # an upward import from the core, a relative one from sim/ into control/, and a lazy one inside a function
+    assert violations("dynamics.friction", imported_modules("from ..sim.plant import P\n", "dynamics.friction")) \
+        == {("dynamics.friction", "sim.plant")}
+    assert violations("robots.ur", imported_modules("from .. import scenarios\n", "robots.ur")) \
+        == {("robots.ur", "scenarios")}
+    assert violations("sim.plant", imported_modules("from ..control.controller import X\n", "sim.plant")) \
+        == {("sim.plant", "control.controller")}
+    lazy = "def f():\n    import robot_dynamics_id.nodes.ur_interface\n"
+    assert violations("io.bag_reader", imported_modules(lazy, "io.bag_reader")) == {("io.bag_reader", "nodes.ur_interface")}
+    # downward and same-layer imports are fine
+    assert not violations("nodes.excitation", imported_modules("from ..excitation.fourier import F\n", "nodes.excitation"))
+    assert not violations("sim.experiment", imported_modules("from ..hardware.safety import S\n", "sim.experiment"))
