@@ -162,7 +162,7 @@ def _record_experiment(out: Path, excitation: Path, truth_seed: int, env: dict, 
             time.sleep(0.5)
             if progress:
                 p = progress[-1]
-                say(float(p.get("fraction", 0.0)), f"excitation {p.get('stage', '')} {p.get('phase', '')}".strip())
+                say(float(p.get("fraction", 0.0)), f"{p.get('stage', '')} {p.get('phase', '')}".strip())
         if excitation_proc.popen.returncode != 0:
             raise RuntimeError(f"the excitation failed; its log:\n{excitation_proc.log()[-3000:]}")
         time.sleep(1.0)
