@@ -8,7 +8,9 @@ Publishes
   /force_torque_sensor_broadcaster/wrench    geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
   ~/command                                  sensor_msgs/JointState, what the loop sent the robot each cycle
   ~/status                                   std_msgs/String, JSON: state, connected, modes, watchdog, fault,
-                                             loop timing, real_time_factor (robot seconds per wall second)
+                                             loop timing, real_time_factor (robot seconds per wall second),
+                                             robot_time_s (robot clock, s) and stamp_offset_s (message stamp =
+                                             robot_time_s + stamp_offset_s)
   ~/trajectory_status                        std_msgs/String, JSON: goal, phase, time_s, duration_s, fraction,
                                              speed_scaling, position_error_rad, reason (20 Hz while a trajectory
                                              runs, and on every change of phase)
@@ -283,6 +285,7 @@ class UrInterfaceNode(Node):
         status["real_time_factor"] = self._update_real_time_factor()
         latest = self.loop.latest_state
         status["robot_time_s"] = None if latest is None else round(latest.timestamp_s, 4)
+        status["stamp_offset_s"] = self._topics.clock_offset_s
         status["pid"] = os.getpid()
         if event:
             status["event"] = event

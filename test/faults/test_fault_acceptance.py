@@ -356,10 +356,16 @@ def test_a_flood_of_bad_commands_is_one_line_a_second_with_a_count(tmp_path, pro
                 probe.send_velocity([float("nan")] * 6)
                 time.sleep(0.002)
 
+        def refusal_lines() -> int:
+            return sum(1 for level, _, m in _log(robot) if level == "ERROR" and "velocity command refused" in m)
+
         sender = threading.Thread(target=flood)
         started = time.monotonic()
         sender.start()
+        # At least 3 s, and until the node has let a second line through: on a loaded machine its executor
+        # may take the whole burst in under a second (one line and the count is then right, but says less).
         time.sleep(3.0)
+        assert wait_until(lambda: refusal_lines() >= 2, 30.0), robot.log()
         stop.set()
         sender.join()
         flood_s = time.monotonic() - started
@@ -370,7 +376,9 @@ def test_a_flood_of_bad_commands_is_one_line_a_second_with_a_count(tmp_path, pro
         assert robot.stop() == 0, robot.log()
     errors = [(t, m) for level, t, m in lines if level == "ERROR"]
     assert 2 <= len(errors) <= flood_s + 1, errors  # at most one a second
-    assert all(b - a >= 0.99 for (a, _), (b, _) in zip(errors, errors[1:]))
+    # the throttle's clock is read a moment before the logger stamps the line: on a loaded machine the thread
+    # may be preempted in between, so the stamps may come closer than the 1 s interval by that moment
+    assert all(b - a >= 0.9 for (a, _), (b, _) in zip(errors, errors[1:])), errors
     assert any(expect.phrase in m for _, m in errors[1:])
     held = sum(int(n) for _, _, m in lines for n in re.findall(r"\((\d+) more since", m))
     # every refusal is either a line or counted in one (as many as the probe managed to send on this machine)
