@@ -36,7 +36,8 @@ PIP_COLCON := colcon-core==0.21.3 colcon-ros==0.5.0 colcon-python-setup-py==0.2.
               colcon-test-result==0.3.8 ros-ament-package==0.17.2
 # ROS 2 Kilted wheels from PyPI, used only when no ROS 2 is sourced.
 PIP_ROS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 ros-std-msgs==5.5.1 \
-           ros-sensor-msgs==5.5.1 ros-geometry-msgs==5.5.1 ros-trajectory-msgs==5.5.1
+           ros-sensor-msgs==5.5.1 ros-geometry-msgs==5.5.1 ros-trajectory-msgs==5.5.1 \
+           ros-diagnostic-msgs==5.5.1
 
 STAMP := $(VENV)/.installed-$(shell cat Makefile setup.py | cksum | cut -d' ' -f1)
 

@@ -13,12 +13,16 @@ Publishes
                                       (nodes/_collision_topics.py)
   <robot_node>/protective_stop        std_msgs/String, the collision (reaction protective_stop): ur_interface
                                       makes a protective stop through the robot
+  /diagnostics                        diagnostic_msgs/DiagnosticArray, 1 Hz, "collision_monitor: observer":
+                                      samples, collisions; ERROR while not monitoring (the robot's rate differs
+                                      from the thresholds'), WARN at a collision or when the samples stop
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
 import numpy as np
 from rclpy.node import Node
@@ -30,6 +34,8 @@ from ..hardware.collision_config import COLLISION_PARAMETERS, make_collision_mon
 from ..parameters import ParameterError, ParameterSpec
 from ..robot_state import RobotState, SafetyMode
 from ._collision_topics import CollisionTopics
+from ._diagnostic_rules import collision_monitor_report
+from ._diagnostics import CounterDeltas, NodeDiagnostics
 from ._ros_params import declare_parameters
 from ._run import flush_publishers, run_node
 
@@ -79,6 +85,16 @@ class CollisionMonitorNode(Node):
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _SENSOR_QOS)
         self.create_subscription(JointState, "/motor_currents", self._on_current, _SENSOR_QOS)
         self.create_subscription(String, robot + "/status", self._on_status, _SENSOR_QOS)
+        self._samples, self._collisions = 0, 0
+        self._last_collision: str | None = None
+        self._rate_problem: str | None = None
+        self._sample_wall_s: float | None = None
+        deltas = CounterDeltas()
+        NodeDiagnostics(self, part="observer", hardware_id=str(p["model_file"]),
+                        collect=lambda: collision_monitor_report(
+            monitoring=self._rate_checked, rate_problem=self._rate_problem, samples=self._samples,
+            collisions=self._collisions, last_collision=self._last_collision, deltas=deltas,
+            sample_age_s=None if self._sample_wall_s is None else time.monotonic() - self._sample_wall_s))
         self.get_logger().info(f"collision_monitor: {p['model_file']}, reaction {p['reaction']}, stops through "
                                f"{robot}/protective_stop")
 
@@ -117,6 +133,8 @@ class CollisionMonitorNode(Node):
         state = RobotState(timestamp_s=t, q_rad=joint[0], qd_rad_s=joint[1],
                            current_a=np.array([msg.effort[i] for i in index]), safety_mode=self._safety_mode)
         reason = self.monitor(state)
+        self._samples += 1
+        self._sample_wall_s = time.monotonic()
         if reason:
             self._stop_pub.publish(String(data=reason))
 
@@ -126,12 +144,12 @@ class CollisionMonitorNode(Node):
             return False
         rate = 1.0 / float(np.median(np.diff(self._stamps)))
         if abs(rate - self._thresholds_rate) > 0.02 * self._thresholds_rate:
-            self.get_logger().error(f"the robot publishes at {rate:.1f} Hz, the collision thresholds were measured at "
-                                    f"{self._thresholds_rate:g} Hz: measure them at this rate; not monitoring",
-                                    throttle_duration_sec=10.0)
+            self._rate_problem = (f"the robot publishes at {rate:.1f} Hz, the collision thresholds were measured "
+                                  f"at {self._thresholds_rate:g} Hz: measure them at this rate")
+            self.get_logger().error(f"{self._rate_problem}; not monitoring", throttle_duration_sec=10.0)
             self._stamps.clear()
             return False
-        self._rate_checked = True
+        self._rate_checked, self._rate_problem = True, None
         self.get_logger().info(f"robot rate {rate:.1f} Hz: monitoring")
         return True
 
@@ -146,6 +164,8 @@ class CollisionMonitorNode(Node):
 
     def _on_collision(self, event) -> None:
         self.get_logger().error(event.describe())
+        self._collisions += 1
+        self._last_collision = event.describe()
         self._topics.on_collision(event)
 
     def shutdown(self) -> None:

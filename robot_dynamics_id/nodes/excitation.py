@@ -18,7 +18,11 @@ on ``/forward_velocity_controller/commands`` at the robot rate
 (:class:`~robot_dynamics_id.excitation.streamer.TrajectoryStreamer`), as before.
 
 Both publish ``/excitation/progress`` (std_msgs/String, JSON: stage, phase,
-fraction, trajectory time, position error). Before moving, the trajectory is
+fraction, trajectory time, position error) and, for plotting, ``~/progress_fraction``
+(std_msgs/Float64, 0..1 of the current stage) at the same rate (10 Hz); and
+``/diagnostics`` (diagnostic_msgs/DiagnosticArray, 1 Hz, "excitation: trajectory":
+ERROR when aborted or refused, WARN when cancelled or when the arm lags the plan
+by over half of ``max_position_error_rad``). Before moving, the trajectory is
 checked against the robot's limits (refused with the first violation named),
 and the arm must be at the trajectory's start pose unless ``move_to_start`` is
 true, in which case it is first moved there slowly.
@@ -40,7 +44,7 @@ from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Empty, Float64MultiArray, String
+from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..excitation.monitor import TrajectoryMonitor
@@ -48,6 +52,8 @@ from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ..robots.model import load_robot, same_robot
+from ._diagnostic_rules import excitation_report
+from ._diagnostics import NodeDiagnostics
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, run_node
 from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
@@ -187,6 +193,11 @@ class ExcitationNode(Node):
             self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
                                                       _COMMAND_PUBLISH_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
+        self._fraction_pub = self.create_publisher(Float64, "~/progress_fraction", _STATE_QOS)
+        self._progress: dict | None = None  # the newest progress fields, for /diagnostics
+        NodeDiagnostics(self, part="trajectory", hardware_id=f"{robot.name}", collect=lambda: excitation_report(
+            self._progress, max_position_error_rad=self.streamer.max_position_error_rad, exit_code=self.exit_code,
+            finished=self._finished.is_set()))
         # Raw: with the trajectory interface only every ~10 ms sample is decoded (the monitor's rate), the
         # rest only marks the stream alive, so this process costs little at the robot's 500 Hz.
         self._next_decode_s = -np.inf
@@ -273,7 +284,10 @@ class ExcitationNode(Node):
             return self._robot_time_s, self._q.copy()
 
     def _publish_progress(self, **fields) -> None:
+        self._progress = fields
         self._progress_pub.publish(String(data=json.dumps(fields)))
+        if "fraction" in fields:
+            self._fraction_pub.publish(Float64(data=float(fields["fraction"])))
 
     def _run(self) -> None:
         try:

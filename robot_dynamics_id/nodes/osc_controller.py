@@ -12,6 +12,11 @@ Publishes
   /forward_velocity_controller/commands    std_msgs/Float64MultiArray, rad/s (output_mode velocity)
   ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity,
                                            loop timing, events (new since the last state), stage_history (all stage changes)
+  ~/force_error_n, ~/position_error_m      std_msgs/Float64 at state_rate_hz, the newest cycle's normal force
+                                           error f_d - n (N; 0 outside contact) and |position error| (m)
+  /diagnostics                             diagnostic_msgs/DiagnosticArray, 1 Hz: "osc_controller: controller"
+                                           (ERROR: stopped on an error; WARN: waiting for state, singular, force
+                                           error at its limit); direct: "osc_controller: robot loop" too
 
 Two ways to reach the robot (``robot_connection``):
 
@@ -51,13 +56,15 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64, Float64MultiArray, String
 
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, check_choice, check_positive, check_vector
 from ..robot_state import RobotState
 from ..robots.model import same_robot
+from ._diagnostic_rules import controller_report, robot_loop_report
+from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
 from ._osc_parameters import AXES, OSC_CONTROLLER_PARAMETERS, direct_robot_config
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
@@ -164,6 +171,9 @@ class OscControllerNode(Node):
         self._collision_topics = None
 
         self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
+        self._error_pubs = (self.create_publisher(Float64, "~/force_error_n", 10),
+                            self.create_publisher(Float64, "~/position_error_m", 10))
+        self._add_diagnostics()
         if self.robot_config is not None:
             self._open_robot(self.robot_config, config)
         else:
@@ -201,6 +211,19 @@ class OscControllerNode(Node):
             f"osc_controller: {'identified model ' + p['model_file'] if p['model_file'] else 'nominal model'}, "
             f"{self.output_mode} output at {self.rate_hz:.0f} Hz to the {where}, force from "
             f"{config.force_source.value}, singularity {config.singularity_method.value}, task {self.task_kind}")
+
+    def _add_diagnostics(self) -> None:
+        robot = self.robot_config
+        where = "over topics" if robot is None else robot.robot_ip if robot.backend == "rtde" else "simulated"
+        hardware_id, ctl = f"{self._p['robot']} {where}", self.controller
+        NodeDiagnostics(self, part="controller", hardware_id=hardware_id, collect=lambda: controller_report(
+            getattr(self, "_last", None), stage=str(getattr(ctl.stage, "value", ctl.stage)), timing=self._timing,
+            stopped=self._stopped_reason, started=self._task_t0 is not None,
+            force_error_limit_n=ctl.config.force_error_limit_n))
+        if robot is not None:  # the node owns the robot loop: judged as ur_interface's
+            deltas = CounterDeltas()
+            NodeDiagnostics(self, part="robot loop", hardware_id=hardware_id, collect=lambda: robot_loop_report(
+                self._robot_loop.status.as_dict(), deltas, rate_hz=self.rate_hz))
 
     def _open_robot(self, robot: UrInterfaceConfig, config) -> None:
         if config.output_mode.value == "torque" and not robot.supports_torque:
@@ -496,13 +519,13 @@ class OscControllerNode(Node):
             state["events"] = list(self._stage_events)
             self._stage_events.clear()
         self._state_pub.publish(String(data=json.dumps(state)))
+        if cmd is not None:  # the plottable numbers, at the state's rate
+            for pub, value in zip(self._error_pubs, (float(cmd.force_error[2]), state["position_error_m"])):
+                pub.publish(Float64(data=value))
 
     def _timing_statistics(self) -> dict:
-        """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second.
-
-        Percentiles over thousands of cycles hold the GIL while the control loop may need it, so they are
-        computed once a second rather than at the state rate.
-        """
+        """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second:
+        percentiles over thousands of cycles hold the GIL the control loop may need, so not at the state rate."""
         now = time.monotonic()
         if now - self._timing_at < 1.0:
             return self._timing
@@ -512,10 +535,7 @@ class OscControllerNode(Node):
         steps = np.array(self._step_times[-5000:])
         del self._period_errors[:-5000], self._step_times[:-5000]
         if errors.size and steps.size:
-            self._timing = {"period_error_us": {"median": float(np.median(errors) * 1e6),
-                                                "p99": float(np.percentile(errors, 99) * 1e6)},
-                            "step_time_us": {"median": float(np.median(steps) * 1e6),
-                                             "p99": float(np.percentile(steps, 99) * 1e6)}}
+            self._timing = {"period_error_us": median_p99_us(errors), "step_time_us": median_p99_us(steps)}
         return self._timing
 
     def _exit_when_done(self) -> None:

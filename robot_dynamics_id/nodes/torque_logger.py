@@ -9,6 +9,12 @@ or duration, flushed every ``flush_period_s`` so that a ``kill -9`` loses at
 most that much, and finished (metadata.yaml) on a clean stop. Each message is
 stored at its receive time; the messages' own header stamps carry the robot's
 clock and are what the identifier uses.
+
+Publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray, 1 Hz, "torque_logger: recorder", hardware_id
+the bag's path): per topic the messages recorded (``<topic> recorded_messages``), their rate since the
+previous report (``<topic> rate_hz``) and the messages DDS reported lost (``<topic> lost_messages``: the
+recorder fell behind and the publisher's history overwrote them), and the bag's size (``bag_size_mb``); WARN
+while a wanted topic has not appeared and when messages were lost since the previous report.
 """
 
 from __future__ import annotations
@@ -21,10 +27,17 @@ from datetime import datetime
 from pathlib import Path
 
 from rclpy.node import Node
+
+try:  # rclpy >= Iron; Humble's name for the same class
+    from rclpy.event_handler import SubscriptionEventCallbacks
+except ImportError:  # pragma: no cover - Humble
+    from rclpy.qos_event import SubscriptionEventCallbacks
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from ..io.bag_writer import BagWriter, BagWriterError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from ._diagnostic_rules import recorder_report
+from ._diagnostics import DIAGNOSTICS_PERIOD_S, CounterDeltas, NodeDiagnostics
 from ._ros_params import declare_parameters
 from ._run import run_node
 
@@ -145,7 +158,12 @@ class TorqueLoggerNode(Node):
         self._wanted = topics
         self._subscribed: dict[str, str] = {}
         self._counts: dict[str, int] = {}
+        self._lost: dict[str, int] = {}
         self._started = time.monotonic()
+        deltas = CounterDeltas()
+        NodeDiagnostics(self, part="recorder", hardware_id=str(path), collect=lambda: recorder_report(
+            self._counts, self._lost, deltas, waiting=[t for t in self._wanted if t not in self._subscribed],
+            bag_path=str(path), bag_size_bytes=self._bag_size_bytes(), period_s=DIAGNOSTICS_PERIOD_S))
         self.create_timer(0.2, self._discover)
         self.create_timer(min(flush, 0.5) / 2, self.bag.flush_if_due)
         self.create_timer(report, self._report)
@@ -170,9 +188,10 @@ class TorqueLoggerNode(Node):
                 self._subscribed[topic] = msgtype
                 continue
             self.bag.add_topic(topic, msgtype)
-            self.create_subscription(cls, topic, self._writer_for(topic), self._qos_for(topic), raw=True)
+            self._counts[topic] = self._lost[topic] = 0
+            self.create_subscription(cls, topic, self._writer_for(topic), self._qos_for(topic), raw=True,
+                                     event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost(topic)))
             self._subscribed[topic] = msgtype
-            self._counts[topic] = 0
             self.get_logger().info(f"recording {topic} [{msgtype}]")
 
     def _qos_for(self, topic: str) -> QoSProfile:
@@ -188,6 +207,14 @@ class TorqueLoggerNode(Node):
             self.bag.write_raw(topic, time.time_ns(), data)
             self._counts[topic] += 1
         return write
+
+    def _on_lost(self, topic: str):
+        def lost(info) -> None:
+            self._lost[topic] += int(info.total_count_change)
+        return lost
+
+    def _bag_size_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.bag.files if f.exists())
 
     def _report(self) -> None:
         counts = ", ".join(f"{t}: {n}" for t, n in self._counts.items()) or "nothing yet"

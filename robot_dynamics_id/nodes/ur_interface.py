@@ -15,6 +15,16 @@ Publishes
                                              speed_scaling, position_error_rad, reason (20 Hz while a trajectory
                                              runs, and on every change of phase)
   /speed_scaling_state_broadcaster/speed_scaling  std_msgs/Float64, 0..1, as the UR driver
+  ~/loop_period_error_us                     std_msgs/Float64, µs: the largest |cycle period - nominal period|
+                                             over the cycles since the previous message (status_rate_hz)
+  ~/real_time_factor                         std_msgs/Float64, robot seconds per wall second (status_rate_hz;
+                                             1 on a real robot, below 1 when a simulation cannot keep up)
+  ~/trajectory_position_error_rad            std_msgs/Float64, rad: max over joints of |reference - measured|
+                                             (20 Hz, only while a trajectory runs)
+  /diagnostics                               diagnostic_msgs/DiagnosticArray, 1 Hz: "ur_interface: robot loop",
+                                             hardware_id the robot; ERROR on a fault, a lost connection or a
+                                             protective stop, WARN on refused commands, a watchdog stop, late
+                                             cycles, a state backlog or a slow simulation (nodes/_diagnostic_rules.py)
 Subscribes
   /scaled_joint_trajectory_controller/joint_trajectory  trajectory_msgs/JointTrajectory: executed inside the
                                              robot loop on the robot's clock (hardware/trajectory_tracking.py);
@@ -43,6 +53,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 import sys
 import time
 
@@ -57,6 +68,8 @@ from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, Ur
 from ..hardware.safety import CommandRejected
 from ..hardware.trajectory_tracking import TrajectoryGoalError
 from ._collision_topics import in_loop_collision_monitor
+from ._diagnostic_rules import robot_loop_report
+from ._diagnostics import CounterDeltas, NodeDiagnostics
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
@@ -98,6 +111,10 @@ class UrInterfaceNode(Node):
         self._status_pub = self.create_publisher(String, "~/status", _EVENT_QOS)
         self._trajectory_pub = self.create_publisher(String, "~/trajectory_status", _EVENT_QOS)
         self._scaling_pub = self.create_publisher(Float64, "/speed_scaling_state_broadcaster/speed_scaling", 10)
+        # plottable numbers beside the JSON (rqt_plot, PlotJuggler), at the rate of the status they come from
+        self._period_error_pub = self.create_publisher(Float64, "~/loop_period_error_us", 10)
+        self._real_time_pub = self.create_publisher(Float64, "~/real_time_factor", 10)
+        self._trajectory_error_pub = self.create_publisher(Float64, "~/trajectory_position_error_rad", 10)
         self.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
                                  self._on_velocity_command, COMMAND_QOS)
         self.create_subscription(Float64MultiArray, "/forward_effort_controller/commands",
@@ -118,12 +135,19 @@ class UrInterfaceNode(Node):
         self._real_time_factor: float | None = None
         self._reported_trajectory = self.tracker.status
         self._throttle = RepeatThrottle(interval_s=1.0)
+        self._cycles_at_status = 0
+        # /diagnostics: the loop's warn/error events and the newest refusal since the previous report
+        self._diagnostic_events: deque[tuple[str, str]] = deque(maxlen=20)
+        self._last_refusal: str | None = None
+        self._diagnostic_deltas = CounterDeltas()
         self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
                                   cycle_controller=self.tracker, on_command=self._on_command,
                                   cycle_monitor=monitor)
         self.create_timer(1.0 / cfg.status_rate_hz, self._publish_status)
         self.create_timer(1.0 / TRAJECTORY_STATUS_HZ, self._publish_trajectory_status)
         self.create_timer(1.0, self._report_held_back)
+        where = f"{cfg.robot_ip}" if cfg.backend == "rtde" else "simulated"
+        NodeDiagnostics(self, part="robot loop", hardware_id=f"{cfg.robot_name} {where}", collect=self._diagnose)
         freeze_startup_objects()
         self.loop.start()
         self.get_logger().info(
@@ -178,10 +202,13 @@ class UrInterfaceNode(Node):
         changed = (status.goal, status.phase) != (self._reported_trajectory.goal, self._reported_trajectory.phase)
         if status.active or changed:
             self._trajectory_pub.publish(String(data=json.dumps(status.as_dict())))
+        if status.active:
+            self._trajectory_error_pub.publish(Float64(data=float(status.position_error_rad)))
         if changed and status.phase not in ("idle", "running"):
             text = f"trajectory {status.goal} {status.phase}" + (f": {status.reason}" if status.reason else "")
             if status.phase in ("aborted", "rejected"):
                 self.get_logger().error(text)
+                self._diagnostic_events.append(("warn", text))
             else:
                 self.get_logger().info(text)
         self._reported_trajectory = status
@@ -206,6 +233,7 @@ class UrInterfaceNode(Node):
         try:
             cmd = submit(np.asarray(msg.data, float))
         except CommandRejected as exc:
+            self._last_refusal = f"{kind} command refused: {exc.reason}"
             self._report_throttled("error", f"{kind} refused", f"{kind} command refused: {exc.reason}")
             return
         if cmd.notes:
@@ -234,6 +262,7 @@ class UrInterfaceNode(Node):
     def _on_event(self, level: str, message: str) -> None:
         if level == "error":  # the loop stopped the arm: a running trajectory ends here
             self.tracker.abort(message)
+        self._diagnostic_events.append((level, message))
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
         if level == "info":
             self.get_logger().info(message)
@@ -276,7 +305,16 @@ class UrInterfaceNode(Node):
         self._scaling_pub.publish(Float64(data=float(self.tracker.speed_scaling)))
         return self._real_time_factor
 
-    def _publish_status(self, event: str | None = None) -> None:
+    def _publish_period_error(self, cycles: int) -> None:
+        """~/loop_period_error_us: the largest period error over the cycles since the previous status (a few
+        dozen values: cheap, unlike the percentiles of :meth:`_loop_timing`)."""
+        newest = cycles - self._cycles_at_status
+        self._cycles_at_status = cycles
+        errors = self.loop.period_errors_s(newest) if newest > 0 else np.zeros(0)
+        if errors.size:
+            self._period_error_pub.publish(Float64(data=float(np.abs(errors).max() * 1e6)))
+
+    def _status_dict(self) -> dict:
         status = self.loop.status.as_dict()
         timing = self._loop_timing()
         if timing is not None:
@@ -287,12 +325,27 @@ class UrInterfaceNode(Node):
         status["robot_time_s"] = None if latest is None else round(latest.timestamp_s, 4)
         status["stamp_offset_s"] = self._topics.clock_offset_s
         status["pid"] = os.getpid()
+        return status
+
+    def _publish_status(self, event: str | None = None) -> None:
+        status = self._status_dict()
         if event:
             status["event"] = event
         try:
             self._status_pub.publish(String(data=json.dumps(status)))
+            if not event:  # the timer's status, not an event's: the plottable numbers at its rate
+                self._publish_period_error(status["cycles"])
+                if status["real_time_factor"] is not None:
+                    self._real_time_pub.publish(Float64(data=status["real_time_factor"]))
         except Exception:  # the context may already be shut down during exit
             pass
+
+    def _diagnose(self):
+        """/diagnostics (timer, 1 Hz): the loop's status judged by :func:`robot_loop_report`."""
+        events = [self._diagnostic_events.popleft() for _ in range(len(self._diagnostic_events))]
+        return robot_loop_report(self._status_dict(), self._diagnostic_deltas, rate_hz=self.config.rate_hz,
+                                 events=events, last_refusal=self._last_refusal,
+                                 trajectory=self.tracker.status.as_dict())
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:
