@@ -223,7 +223,7 @@ class OscControllerNode(Node):
         if robot is not None:  # the node owns the robot loop: judged as ur_interface's
             deltas = CounterDeltas()
             NodeDiagnostics(self, part="robot loop", hardware_id=hardware_id, collect=lambda: robot_loop_report(
-                self._robot_loop.status.as_dict(), deltas, rate_hz=self.rate_hz))
+                self._robot_loop.status.as_dict(), deltas, rate_hz=self.rate_hz, simulated=robot.backend == "sim"))
 
     def _open_robot(self, robot: UrInterfaceConfig, config) -> None:
         if config.output_mode.value == "torque" and not robot.supports_torque:

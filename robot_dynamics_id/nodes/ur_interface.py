@@ -23,8 +23,8 @@ Publishes
                                              (20 Hz, only while a trajectory runs)
   /diagnostics                               diagnostic_msgs/DiagnosticArray, 1 Hz: "ur_interface: robot loop",
                                              hardware_id the robot; ERROR on a fault, a lost connection or a
-                                             protective stop, WARN on refused commands, a watchdog stop, late
-                                             cycles, a state backlog or a slow simulation (nodes/_diagnostic_rules.py)
+                                             protective stop, WARN on refused commands, a watchdog stop, a
+                                             state backlog, late cycles of a real robot (nodes/_diagnostic_rules.py)
 Subscribes
   /scaled_joint_trajectory_controller/joint_trajectory  trajectory_msgs/JointTrajectory: executed inside the
                                              robot loop on the robot's clock (hardware/trajectory_tracking.py);
@@ -137,7 +137,7 @@ class UrInterfaceNode(Node):
         self._throttle = RepeatThrottle(interval_s=1.0)
         self._cycles_at_status = 0
         # /diagnostics: the loop's warn/error events and the newest refusal since the previous report
-        self._diagnostic_events: deque[tuple[str, str]] = deque(maxlen=20)
+        self._diagnostic_events: deque[tuple[str, str, bool]] = deque(maxlen=20)
         self._last_refusal: str | None = None
         self._diagnostic_deltas = CounterDeltas()
         self.loop = cfg.make_loop(on_sample=self._topics.on_sample, on_event=self._on_event,
@@ -208,7 +208,7 @@ class UrInterfaceNode(Node):
             text = f"trajectory {status.goal} {status.phase}" + (f": {status.reason}" if status.reason else "")
             if status.phase in ("aborted", "rejected"):
                 self.get_logger().error(text)
-                self._diagnostic_events.append(("warn", text))
+                self._diagnostic_events.append(("warn", text, True))
             else:
                 self.get_logger().info(text)
         self._reported_trajectory = status
@@ -217,8 +217,10 @@ class UrInterfaceNode(Node):
     def _refuse_while_trajectory(self, what: str) -> bool:
         if not self.tracker.status.active:
             return False
-        self._report_throttled("warn", f"{what} ignored", f"{what} ignored: a trajectory is executing (one "
-                               f"controller at a time; stop it with an empty JointTrajectory on {TRAJECTORY_TOPIC})")
+        message = (f"{what} ignored: a trajectory is executing (one controller at a time; stop it with an empty "
+                   f"JointTrajectory on {TRAJECTORY_TOPIC})")
+        self._diagnostic_events.append(("warn", message, True))
+        self._report_throttled("warn", f"{what} ignored", message)
         return True
 
     def _on_velocity_command(self, msg: Float64MultiArray) -> None:
@@ -262,7 +264,9 @@ class UrInterfaceNode(Node):
     def _on_event(self, level: str, message: str) -> None:
         if level == "error":  # the loop stopped the arm: a running trajectory ends here
             self.tracker.abort(message)
-        self._diagnostic_events.append((level, message))
+        latest = self.loop.latest_state  # moving at the event: a watchdog stop of a moving arm is a warning
+        moving = latest is not None and float(np.max(np.abs(latest.qd_rad_s))) >= _AT_REST_RAD_S
+        self._diagnostic_events.append((level, message, moving))
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
         if level == "info":
             self.get_logger().info(message)
@@ -344,8 +348,8 @@ class UrInterfaceNode(Node):
         """/diagnostics (timer, 1 Hz): the loop's status judged by :func:`robot_loop_report`."""
         events = [self._diagnostic_events.popleft() for _ in range(len(self._diagnostic_events))]
         return robot_loop_report(self._status_dict(), self._diagnostic_deltas, rate_hz=self.config.rate_hz,
-                                 events=events, last_refusal=self._last_refusal,
-                                 trajectory=self.tracker.status.as_dict())
+                                 simulated=self.config.backend == "sim", events=events,
+                                 last_refusal=self._last_refusal, trajectory=self.tracker.status.as_dict())
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:

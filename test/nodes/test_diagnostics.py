@@ -62,7 +62,7 @@ def test_counter_deltas_count_growth_since_the_previous_call_only():
 
 # ---- ur_interface: robot loop ----------------------------------------------------------------------------
 def test_robot_loop_ready_is_ok_with_timing_in_microseconds():
-    report = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0)
+    report = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0, simulated=False)
     level, message = summarize(report.findings, report.ok_message)
     assert level == OK, message
     assert report.values["loop_period_error_p99_us"] == 150.0
@@ -71,12 +71,12 @@ def test_robot_loop_ready_is_ok_with_timing_in_microseconds():
 
 def test_a_refused_command_warns_once_with_its_reason():
     deltas = CounterDeltas()
-    robot_loop_report(_loop_status(rejected_commands=0), deltas, rate_hz=500.0)
-    report = robot_loop_report(_loop_status(rejected_commands=1), deltas, rate_hz=500.0,
+    robot_loop_report(_loop_status(rejected_commands=0), deltas, rate_hz=500.0, simulated=False)
+    report = robot_loop_report(_loop_status(rejected_commands=1), deltas, rate_hz=500.0, simulated=False,
                                last_refusal="velocity command refused: joint 0 is NaN")
     assert summarize(report.findings) == (WARN, "1 command refused since the last report: velocity command "
                                                 "refused: joint 0 is NaN")
-    again = robot_loop_report(_loop_status(rejected_commands=1), deltas, rate_hz=500.0)
+    again = robot_loop_report(_loop_status(rejected_commands=1), deltas, rate_hz=500.0, simulated=False)
     assert summarize(again.findings)[0] == OK
 
 
@@ -85,29 +85,49 @@ def test_a_refused_command_warns_once_with_its_reason():
     ({"state": "connecting", "connected": False, "fault": "refused"}, ERROR, "not connected to the robot"),
     ({"safety_mode": 3}, ERROR, "safety mode protective_stop"),
     ({"backlog": 900}, WARN, "900 samples (1.8 s) behind"),
-    ({"real_time_factor": 0.5}, WARN, "0.50 of the wall clock"),
+    ({"real_time_factor": 0.5}, WARN, "runs at 0.50 of the wall clock"),
 ])
 def test_robot_loop_faults_name_what_is_wrong(overrides, level, text):
-    report = robot_loop_report(_loop_status(**overrides), CounterDeltas(), rate_hz=500.0)
+    report = robot_loop_report(_loop_status(**overrides), CounterDeltas(), rate_hz=500.0, simulated=False)
     got_level, message = summarize(report.findings)
     assert got_level == level and text in message, message
 
 
 def test_late_cycles_warn_above_their_fraction_of_the_period():
     deltas = CounterDeltas()
-    robot_loop_report(_loop_status(cycles=1000, late_cycles=0), deltas, rate_hz=500.0)
+    robot_loop_report(_loop_status(cycles=1000, late_cycles=0), deltas, rate_hz=500.0, simulated=False)
     few = int(LATE_CYCLES_WARN_FRACTION * 500)
     assert summarize(robot_loop_report(_loop_status(cycles=1500, late_cycles=few), deltas,
-                                       rate_hz=500.0).findings)[0] == OK
+                                       rate_hz=500.0, simulated=False).findings)[0] == OK
     level, message = summarize(robot_loop_report(_loop_status(cycles=2000, late_cycles=few + 50), deltas,
-                                                 rate_hz=500.0).findings)
+                                                 rate_hz=500.0, simulated=False).findings)
     assert level == WARN and "50 of 500 cycles" in message
 
 
+def test_a_slow_simulation_is_ok_and_says_so_a_slow_real_robot_warns():
+    deltas = CounterDeltas()
+    robot_loop_report(_loop_status(cycles=0), deltas, rate_hz=500.0, simulated=True)
+    slow = _loop_status(cycles=500, late_cycles=400, real_time_factor=0.37)
+    report = robot_loop_report(slow, deltas, rate_hz=500.0, simulated=True)
+    assert summarize(report.findings, report.ok_message) == (
+        OK, "robot loop running (simulation at 0.37 of real time: the machine is loaded)")
+    deltas = CounterDeltas()
+    robot_loop_report(_loop_status(cycles=0), deltas, rate_hz=500.0, simulated=False)
+    level, message = summarize(robot_loop_report(slow, deltas, rate_hz=500.0, simulated=False).findings)
+    assert level == WARN and "400 of 500 cycles" in message and "0.37 of the wall clock" in message
+
+
 def test_loop_events_keep_their_level():
-    report = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0,
-                               events=[("info", "connected"), ("warn", "watchdog: no command for 40 ms")])
+    report = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0, simulated=False,
+                               events=[("info", "connected", False), ("warn", "watchdog: no command for 40 ms", True)])
     assert summarize(report.findings) == (WARN, "watchdog: no command for 40 ms")
+    # the watchdog ends every trajectory and every stream that ended with a zero command: at rest, no warning
+    at_rest = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0, simulated=False,
+                                events=[("warn", "watchdog: no command for 40 ms", False)])
+    assert summarize(at_rest.findings)[0] == OK
+    error = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0, simulated=False,
+                              events=[("error", "protective stop: collision", False)])
+    assert summarize(error.findings) == (ERROR, "protective stop: collision")
 
 
 # ---- the other nodes ------------------------------------------------------------------------------------------

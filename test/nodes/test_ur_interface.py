@@ -173,3 +173,70 @@ def test_malformed_parameter_file_is_refused(tmp_path):
                             env=loopback_environment(), capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "bad.yaml" in result.stderr + result.stdout
+
+
+def test_diagnostics_and_plottable_topics_report_the_loop_a_trajectory_and_a_refused_command(interface, probe):
+    """/diagnostics is OK on a ready arm, turns WARN naming a refused NaN command, and is OK again the next
+    report; the Float64 topics carry the loop's period error, the real-time factor and, while a trajectory
+    runs, its position error. Waits are on received messages (a loaded machine only makes them later)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64
+
+    from robot_dynamics_id.nodes._diagnostics import OK, WARN, values_of
+    from robot_dynamics_id.nodes._trajectory_msgs import TRAJECTORY_TOPIC, message_from_arrays
+    from trajectory_msgs.msg import JointTrajectory
+
+    reliable = rclpy.qos.QoSProfile(depth=1000, reliability=rclpy.qos.ReliabilityPolicy.RELIABLE)
+    statuses, numbers = [], {"loop_period_error_us": [], "real_time_factor": [], "trajectory_position_error_rad": []}
+    subscriptions = [probe.create_subscription(DiagnosticArray, "/diagnostics", lambda m: statuses.extend(
+        s for s in m.status if s.name == "ur_interface: robot loop"), reliable)]
+    for topic, values in numbers.items():
+        subscriptions.append(probe.create_subscription(Float64, f"/ur_interface/{topic}",
+                                                       lambda m, values=values: values.append(m.data), reliable))
+    trajectory_pub = probe.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, reliable)
+    try:
+        def timed_ok():  # the loop timing is known from the second report on
+            return [s for s in statuses if s.level == bytes([OK]) and values_of(s)["loop_period_error_p99_us"] != "n/a"]
+        assert probe.wait_for(timed_ok, 20.0), [(s.level, s.message) for s in statuses]
+        ok = timed_ok()[0]
+        values = values_of(ok)
+        assert ok.hardware_id == "ur3 simulated" and ok.message.startswith("robot loop running"), ok.message
+        assert values["state"] in ("ready", "moving") and values["loop_rate_hz"] == "500"
+        assert 0.0 <= float(values["loop_period_error_p99_us"]) < 1e6
+        assert probe.wait_for(lambda: len(numbers["loop_period_error_us"]) >= 5
+                              and len(numbers["real_time_factor"]) >= 2, 10.0), numbers
+        assert all(0.0 <= v < 1e6 for v in numbers["loop_period_error_us"])  # µs: below a second
+        assert all(0.05 < v < 1.5 for v in numbers["real_time_factor"])  # robot s per wall s
+
+        # a 1 s trajectory of joint 0 by 0.1 rad: its position error is published while it runs, and is small
+        assert probe.wait_for(lambda: trajectory_pub.get_subscription_count() > 0, 10.0)
+        q0 = probe.joint_arrays()[1][-1]
+        t = np.linspace(0.0, 1.0, 11)
+        s = 10 * t**3 - 15 * t**4 + 6 * t**5  # quintic from rest to rest
+        q = q0 + np.outer(s, [0.1, 0, 0, 0, 0, 0])
+        qd = np.outer(30 * t**2 - 60 * t**3 + 30 * t**4, [0.1, 0, 0, 0, 0, 0])
+        qdd = np.outer(60 * t - 180 * t**2 + 120 * t**3, [0.1, 0, 0, 0, 0, 0])
+        names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                 "wrist_3_joint"]
+        trajectory_pub.publish(message_from_arrays(t, q, qd, qdd, names))
+        assert probe.wait_for(lambda: abs(probe.joint_arrays()[1][-1][0] - q[-1, 0]) < 0.005, 20.0)
+        errors = numbers["trajectory_position_error_rad"]
+        assert len(errors) >= 3, errors  # 20 Hz over one robot second (fewer on a slow machine)
+        assert all(0.0 <= e < 0.02 for e in errors), errors
+        assert probe.wait_for(lambda: values_of(statuses[-1]).get("trajectory_phase") == "succeeded", 10.0)
+
+        # a NaN command: the next report is WARN and says what was refused
+        count = len(statuses)
+        probe.send_velocity([math.nan, 0, 0, 0, 0, 0])
+        assert probe.wait_for(lambda: any(s.level == bytes([WARN]) for s in statuses[count:]), 10.0), \
+            [(s.level, s.message) for s in statuses[count:]]
+        warned = next(i for i in range(count, len(statuses)) if statuses[i].level == bytes([WARN]))
+        assert "1 command refused" in statuses[warned].message and "NaN" in statuses[warned].message, \
+            statuses[warned].message
+        # one refusal is one report: the one after it is OK again
+        assert probe.wait_for(lambda: any(s.level == bytes([OK]) for s in statuses[warned + 1:]), 10.0), \
+            [(s.level, s.message) for s in statuses[warned + 1:]]
+    finally:
+        for subscription in subscriptions:
+            probe.destroy_subscription(subscription)
+        probe.destroy_publisher(trajectory_pub)
