@@ -13,7 +13,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
@@ -46,6 +48,13 @@ class DriverStandIn(Node):
         self.create_subscription(JointTrajectory, "/scaled_joint_trajectory_controller/joint_trajectory",
                                  self._on_trajectory, reliable)
         self.create_timer(PERIOD_S, self._tick)
+        # what a lab plots and monitors: the excitation's progress (Float64) and its /diagnostics status
+        self.fractions: list[float] = []
+        self.diagnostics = []
+        self.create_subscription(Float64, "/excitation/progress_fraction", lambda m: self.fractions.append(m.data),
+                                 reliable)
+        self.create_subscription(DiagnosticArray, "/diagnostics", lambda m: self.diagnostics.extend(
+            s for s in m.status if s.name == "excitation: trajectory"), reliable)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         with self._lock:
@@ -113,6 +122,17 @@ def test_with_the_drivers_prefixed_names_the_trajectory_runs_to_the_end(tmp_path
     assert list(sent.joint_names) == [PREFIX + n for n in NAMES]
     assert len(sent.points) == 8 * 100 + 1 and len(sent.points[10].accelerations) == 6
     assert "excitation finished" in process.log()
+    # ~/progress_fraction: 10 Hz through the 8 s run, never backwards, ending at 1
+    fractions = driver.fractions
+    assert len(fractions) > 20 and fractions[-1] == 1.0, fractions
+    assert all(b >= a for a, b in zip(fractions, fractions[1:])), fractions
+    # /diagnostics, 1 Hz: OK while it runs, with the progress and the deviation (rad) in its values
+    from robot_dynamics_id.nodes._diagnostics import OK, values_of
+    running = [values_of(s) for s in driver.diagnostics if s.level == bytes([OK]) and s.message == "excitation running"]
+    assert len(running) >= 3, [(s.level, s.message) for s in driver.diagnostics]
+    assert all(0.0 <= float(v["progress_fraction"]) <= 1.0 and float(v["position_error_rad"]) < 0.05
+               for v in running), running
+    assert {s.hardware_id for s in driver.diagnostics} == {"ur3"}
 
 
 def test_without_the_prefix_the_names_mismatch_is_named_with_the_fix(tmp_path, driver):

@@ -16,7 +16,8 @@ import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
+from diagnostic_msgs.msg import DiagnosticArray
+from std_msgs.msg import Float64, String
 
 from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
@@ -40,6 +41,11 @@ def probe():
     p.create_subscription(String, "/osc_controller/state", lambda m: p.states.append(json.loads(m.data)), _RELIABLE)
     p.target_frame = p.create_publisher(PoseStamped, "/osc_controller/target_frame", _RELIABLE)
     p.target_wrench = p.create_publisher(WrenchStamped, "/osc_controller/target_wrench", _RELIABLE)
+    p.numbers = {"force_error_n": [], "position_error_m": []}
+    for topic, values in p.numbers.items():
+        p.create_subscription(Float64, f"/osc_controller/{topic}", lambda m, v=values: v.append(m.data), _RELIABLE)
+    p.diagnostics = []
+    p.create_subscription(DiagnosticArray, "/diagnostics", lambda m: p.diagnostics.extend(m.status), _RELIABLE)
     yield p
     p.close()
     rclpy.shutdown()
@@ -47,6 +53,9 @@ def probe():
 
 def test_polishing_makes_contact_holds_the_force_and_ends_cleanly(tmp_path, probe):
     probe.states.clear()
+    probe.diagnostics.clear()
+    for values in probe.numbers.values():
+        values.clear()
     probe.clear()
     process = start_node(_controller(task="polishing", output_mode="torque"), log_dir=tmp_path,
                          env=loopback_environment(),
@@ -74,6 +83,21 @@ def test_polishing_makes_contact_holds_the_force_and_ends_cleanly(tmp_path, prob
     # the robot's state topics come from the controller process in direct connection
     t, q, _ = probe.joint_arrays()
     assert t.size > 1000 and np.all(np.diff(t) > 0)
+    # the plottable numbers at the state's rate: the normal force error (N, 0 before contact) and the position
+    # error (m) of the newest cycle
+    force, position = (np.array(probe.numbers[k]) for k in ("force_error_n", "position_error_m"))
+    assert force.size > 100 and position.size > 100 and np.all(np.isfinite(force)) and np.all(position >= 0)
+    in_contact = force[force != 0.0]
+    assert in_contact.size > 100 and np.median(np.abs(in_contact[50:])) < 3.0, in_contact
+    # (the norm includes the force-controlled normal axis, where the pose target is not tracked)
+    assert 0.0 < np.median(position) < 0.05, np.median(position)
+    # /diagnostics: the controller (OK in hybrid control) and the robot loop it owns (direct connection)
+    from robot_dynamics_id.nodes._diagnostics import OK
+    controller = [s for s in probe.diagnostics if s.name == "osc_controller: controller"]
+    assert sum(s.level == bytes([OK]) and s.message == "stage hybrid" for s in controller) >= 2, \
+        [(s.level, s.message) for s in controller]
+    loop = [s for s in probe.diagnostics if s.name == "osc_controller: robot loop"]
+    assert loop and {s.hardware_id for s in loop} == {"ur3 simulated"}
 
 
 def _start_external(tmp_path, probe, extra=()):
