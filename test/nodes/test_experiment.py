@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from diagnostic_msgs.msg import DiagnosticArray
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
@@ -67,6 +68,9 @@ def probe():
                               lambda m: commands.append(list(m.data)),
                               QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE))
         p.commands = commands
+        p.diagnostics = []
+        p.create_subscription(DiagnosticArray, "/diagnostics", lambda m: p.diagnostics.extend(m.status),
+                              QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
 
     p = probe_session(name="experiment_probe", setup=subscribe)
     yield p
@@ -145,6 +149,7 @@ def test_velocity_streaming_option_records_every_command_it_published(tmp_path, 
     logger = start_node(nodes["torque_logger"], log_dir=tmp_path, env=env, extra_ros_args=["-p", "report_period_s:=1.0"])
     excitation = None
     probe.commands.clear()
+    probe.diagnostics.clear()
     try:
         assert probe.wait_ready(90.0, pid=interface.pid), interface.log()
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
@@ -179,6 +184,15 @@ def test_velocity_streaming_option_records_every_command_it_published(tmp_path, 
     assert abs(len(recorded) - (len(published) - start)) <= 2, (len(recorded), len(published), start)
     progress = [json.loads(m.data) for _, m in _read(bag, "/excitation/progress")]
     assert progress[-1]["phase"] == "done" and progress[-1]["fraction"] >= 0.995
+    # the recorder's /diagnostics: per topic counts and rates, the bag's growing size
+    from robot_dynamics_id.nodes._diagnostics import values_of
+    recorder = [values_of(s) for s in probe.diagnostics if s.name == "torque_logger: recorder"]
+    assert len(recorder) >= 5, len(recorder)
+    sizes = [float(v["bag_size_mb"]) for v in recorder]
+    assert sizes[-1] > sizes[0] and all(b >= a for a, b in zip(sizes, sizes[1:])), sizes
+    assert max(float(v["/joint_states rate_hz"]) for v in recorder) > 50.0
+    assert int(recorder[-1]["/forward_velocity_controller/commands recorded_messages"]) > 0
+    assert all(v["/joint_states lost_messages"] == "0" for v in recorder if "/joint_states lost_messages" in v)
 
 
 def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
