@@ -17,6 +17,7 @@ import pinocchio as pin
 import pytest
 import rclpy
 import yaml
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, String
@@ -93,6 +94,7 @@ class Recorder:
 
     def __init__(self):
         self.collisions, self.trajectory_status, self.residuals = [], [], 0
+        self.diagnostics = []
         self.max_ratio = 0.0
 
     def setup(self, probe):
@@ -104,6 +106,12 @@ class Recorder:
                                   lambda m: self.trajectory_status.append(json.loads(m.data)), reliable)
         self.trajectory_pub = probe.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, reliable)
         self.unlock_pub = probe.create_publisher(Empty, "/ur_interface/unlock_protective_stop", reliable)
+        probe.create_subscription(DiagnosticArray, "/diagnostics", lambda m: self.diagnostics.extend(m.status),
+                                  reliable)
+
+    def diagnosed(self, name, level, text=""):
+        """The /diagnostics statuses of ``name`` at ``level`` whose message contains ``text``."""
+        return [s for s in list(self.diagnostics) if s.name == name and s.level == bytes([level]) and text in s.message]
 
     def _on_residual(self, msg):
         self.residuals += 1
@@ -200,9 +208,17 @@ def test_collision_monitor_beside_ur_interface_stops_the_arm_through_it(tmp_path
         assert probe.wait_ready(90.0, pid=proc.pid), proc.log()
         # monitoring once its rate check has passed: the residual flows
         assert probe.wait_for(lambda: recorder.residuals > 50, 60.0), monitor.log()
+        from robot_dynamics_id.nodes._diagnostics import ERROR, OK, WARN
+        assert probe.wait_for(lambda: recorder.diagnosed("collision_monitor: observer", OK, "monitoring"), 10.0), \
+            [(s.name, s.level, s.message) for s in recorder.diagnostics]
         _send_sweep(probe, recorder)
         _assert_stopped_by_a_collision(probe, recorder, proc, monitor_log=monitor.log())
         assert any("collision" in e for e in probe.events), probe.events
+        # /diagnostics: the monitor reports the collision (WARN), the robot loop its protective stop (ERROR)
+        assert probe.wait_for(lambda: recorder.diagnosed("collision_monitor: observer", WARN, "collision at t ="),
+                              10.0), [(s.name, s.level, s.message) for s in recorder.diagnostics]
+        assert probe.wait_for(lambda: recorder.diagnosed("ur_interface: robot loop", ERROR, "protective"), 10.0), \
+            [(s.name, s.level, s.message) for s in recorder.diagnostics if s.name.startswith("ur_interface")]
     finally:
         assert monitor.stop() == 0, monitor.log()
         assert proc.stop() == 0, proc.log()
