@@ -23,8 +23,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 __all__ = ["DIAGNOSTICS_PERIOD_S", "DIAGNOSTICS_TOPIC", "ERROR", "OK", "WARN", "CounterDeltas", "Finding",
-           "NodeDiagnostics", "Report", "diagnostic_array", "diagnostic_status", "format_value", "level_name",
-           "median_p99_us", "summarize", "values_of"]
+           "NodeDiagnostics", "Report", "diagnostic_array", "diagnostic_status", "format_value", "median_p99_us",
+           "summarize", "values_of"]
 
 DIAGNOSTICS_TOPIC = "/diagnostics"
 #: how often a node publishes its status (s); diagnostic_updater's default period is 1 s too
@@ -136,10 +136,6 @@ class NodeDiagnostics:
         self._publisher = node.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC, _QOS)
         self._timer = node.create_timer(period_s, self.publish)
 
-    @property
-    def publisher(self):
-        return self._publisher
-
     def publish(self) -> None:
         try:
             report = self._collect()
@@ -157,11 +153,6 @@ def median_p99_us(values_s) -> dict:
     """{"median": .., "p99": ..} of ``values_s`` (s) in µs, for timing statistics in a status."""
     values = np.asarray(values_s, float)
     return {"median": float(np.median(values) * 1e6), "p99": float(np.percentile(values, 99) * 1e6)}
-
-
-def level_name(level: int) -> str:
-    """"OK", "WARN" or "ERROR"."""
-    return _LEVEL_NAMES[level]
 
 
 def values_of(status: DiagnosticStatus) -> Mapping[str, str]:

@@ -12,7 +12,7 @@ clock and are what the identifier uses.
 
 Publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray, 1 Hz, "torque_logger: recorder", hardware_id
 the bag's path): per topic the messages recorded (``<topic> recorded_messages``), their rate since the
-previous report (``<topic> rate_hz``) and the messages DDS reported lost (``<topic> lost_messages``: the
+previous report (``<topic> rate_hz``) and the messages DDS reported lost (``<topic> lost_messages``, where the RMW reports them: the
 recorder fell behind and the publisher's history overwrote them), and the bag's size (``bag_size_mb``); WARN
 while a wanted topic has not appeared and when messages were lost since the previous report.
 """
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from rclpy.node import Node
 
-try:  # rclpy >= Iron; Humble's name for the same class
-    from rclpy.event_handler import SubscriptionEventCallbacks
+try:  # rclpy >= Iron; Humble's name for the same module
+    from rclpy.event_handler import SubscriptionEventCallbacks, UnsupportedEventTypeError
 except ImportError:  # pragma: no cover - Humble
-    from rclpy.qos_event import SubscriptionEventCallbacks
+    from rclpy.qos_event import SubscriptionEventCallbacks, UnsupportedEventTypeError
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from ..io.bag_writer import BagWriter, BagWriterError
@@ -188,9 +188,14 @@ class TorqueLoggerNode(Node):
                 self._subscribed[topic] = msgtype
                 continue
             self.bag.add_topic(topic, msgtype)
-            self._counts[topic] = self._lost[topic] = 0
-            self.create_subscription(cls, topic, self._writer_for(topic), self._qos_for(topic), raw=True,
-                                     event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost(topic)))
+            self._counts[topic] = 0
+            qos = self._qos_for(topic)
+            try:  # messages DDS reports lost (the recorder fell behind): counted for /diagnostics
+                self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True,
+                                         event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost(topic)))
+                self._lost[topic] = 0
+            except UnsupportedEventTypeError:  # an RMW without the message-lost event: not counted
+                self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True)
             self._subscribed[topic] = msgtype
             self.get_logger().info(f"recording {topic} [{msgtype}]")
 

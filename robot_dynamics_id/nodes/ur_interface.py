@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections import deque
 import sys
 import time
+from collections import deque
 
 import numpy as np
 from rclpy.node import Node
