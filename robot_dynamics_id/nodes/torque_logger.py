@@ -12,9 +12,10 @@ clock and are what the identifier uses.
 
 Publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray, 1 Hz, "torque_logger: recorder", hardware_id
 the bag's path): per topic the messages recorded (``<topic> recorded_messages``), their rate since the
-previous report (``<topic> rate_hz``) and the messages DDS reported lost (``<topic> lost_messages``, where the RMW reports them: the
-recorder fell behind and the publisher's history overwrote them), and the bag's size (``bag_size_mb``); WARN
-while a wanted topic has not appeared and when messages were lost since the previous report.
+previous report (``<topic> rate_hz``) and the messages DDS reported lost (``<topic> lost_messages``, where
+the RMW reports them: the recorder fell behind and the publisher's history overwrote them), and the bag's
+size (``bag_size_mb``); WARN while a wanted topic has not appeared and when messages were lost since the
+previous report.
 """
 
 from __future__ import annotations
