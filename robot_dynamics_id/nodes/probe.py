@@ -94,26 +94,20 @@ class RobotProbe(Node):
             deadline += period
             time.sleep(max(0.0, deadline - time.monotonic()))
 
-    def stream_velocity_for_robot_time(self, qd_rad_s, duration_s: float,
-                                       rate_hz: float = 100.0) -> tuple[float, float]:
-        """Publish the same velocity command at ``rate_hz`` until the robot's clock (the newest /joint_states
-        stamp) has advanced ``duration_s``: a robot that runs slower than the wall clock still gets the whole
-        duration. Returns the robot times (s) last seen at the first and at the last command."""
-        def robot_now() -> float:
-            with self._lock:
-                return self.joint_times_s[-1] if self.joint_times_s else math.nan
-        start = robot_now()
-        if math.isnan(start):
-            raise RuntimeError("no /joint_states recorded yet: the robot's clock is unknown")
+    def stream_velocity_until(self, qd_rad_s, until, timeout_s: float, rate_hz: float = 100.0) -> bool:
+        """Publish the same velocity command at ``rate_hz`` until ``until()`` is true (checked after each
+        command) or ``timeout_s`` (wall clock) passes; whether ``until()`` became true. A test states what the
+        command must achieve on the robot's clock, so neither a slow simulation nor a probe that sees the
+        stream late shortens it."""
         period = 1.0 / rate_hz
-        deadline = time.monotonic()
-        last = start
-        while last - start < duration_s:
+        start = deadline = time.monotonic()
+        while time.monotonic() - start < timeout_s:
             self.send_velocity(qd_rad_s)
-            last = robot_now()
+            if until():
+                return True
             deadline += period
             time.sleep(max(0.0, deadline - time.monotonic()))
-        return start, last
+        return False
 
     def wait_for(self, predicate, timeout_s: float) -> bool:
         end = time.monotonic() + timeout_s

@@ -47,7 +47,7 @@ def test_velocity_command_moves_the_joint_then_watchdog_brings_the_arm_to_rest(t
     # its stream late. The exact watchdog timing is tested in virtual time (test/hardware/test_safety.py).
     # The probe is a Python publisher on a shared 2-core machine: its 100 Hz stream can stall for more than
     # 40 ms, which (correctly) trips the default watchdog mid-stream, so the test runs with a 100 ms watchdog;
-    # if the stream stalled even so, each stop is reported and the joint's run is only shorter.
+    # if the stream stalled even so, each stop is reported and the run resumes with the next command.
     watchdog_s = 0.1
     speed_rad_s = 0.5
     ramp_s = speed_rad_s / 10.0  # the guard's 10 rad/s^2 acceleration and stopping deceleration
@@ -59,31 +59,36 @@ def test_velocity_command_moves_the_joint_then_watchdog_brings_the_arm_to_rest(t
         probe.events.clear()
         assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 50, 5.0)
         start_q = probe.joint_arrays()[1][-1].copy()
-        probe.stream_velocity_for_robot_time([speed_rad_s, 0, 0, 0, 0, 0], duration_s=1.0)
+
+        def at_speed_s() -> float:  # robot time the joint has run at the commanded speed
+            t, _, qd = probe.joint_arrays()
+            return float(np.sum(np.diff(t)[qd[1:, 0] > speed_rad_s - 0.01])) if len(t) > 1 else 0.0
+        # one second at speed on the robot's clock: stalls of the probe's stream stop the arm (reported) and
+        # the run resumes with the next command, so the stream lasts as long as it takes
+        assert probe.stream_velocity_until([speed_rad_s, 0, 0, 0, 0, 0], lambda: at_speed_s() >= 1.0, 30.0)
+        t_last = probe.joint_arrays()[0][-1]  # the robot's clock already passed this at the last command
 
         def stop_times() -> list[float]:
             # the status's robot time, on the clock of the /joint_states stamps
             return [s["robot_time_s"] + s["stamp_offset_s"] for s in list(probe.statuses)
                     if "watchdog" in s.get("event", "")]
-        assert probe.wait_for(lambda: stop_times(), 10.0), probe.events
-        t_stop = stop_times()[-1]
-        assert probe.wait_for(lambda: probe.joint_arrays()[0][-1] > t_stop + 0.5, 10.0)
+        # The stop after the last command: the probe saw the robot's clock at t_last when it sent it, late, so
+        # a stall stop may also come after t_last; the last stop is the one the robot then stays still after.
+        def settled() -> bool:
+            stops = stop_times()
+            return bool(stops) and stops[-1] > t_last and probe.joint_arrays()[0][-1] > stops[-1] + 0.5
+        assert probe.wait_for(settled, 10.0), probe.events
         stops = stop_times()
-        assert stops[-1] == t_stop, stops  # no command after the last stop
+        t_stop = stops[-1]
         t, q, qd = probe.joint_arrays()
         # the joint ran at the commanded speed, and only joint 0 moved
         assert np.max(qd[:, 0]) == pytest.approx(speed_rad_s, abs=0.01)
         assert np.abs(q[-1, 1:] - start_q[1:]).max() < 0.01
-        at_speed_s = float(np.sum(np.diff(t)[qd[1:, 0] > speed_rad_s - 0.01]))
-        if len(stops) == 1:  # the stream was on time: one run of the streamed length, one stop after it
-            assert at_speed_s >= 1.0 - ramp_s - 0.03, f"at speed for {at_speed_s:.3f} s of robot time"
-        else:  # the stream stalled: every stop was reported, and the joint still followed the commands
-            assert at_speed_s >= 0.2, f"at speed for {at_speed_s:.3f} s ({len(stops)} watchdog stops)"
         moved = q[-1, 0] - start_q[0]
-        assert moved == pytest.approx(float(np.sum(np.diff(t) * qd[1:, 0])), abs=0.01)
+        assert moved >= speed_rad_s * 1.0 - 0.01, f"joint 0 moved {moved:.4f} rad in 1 s at {speed_rad_s} rad/s"
         # at rest once the stopping ramp is over (robot time, a few cycles of slack)
         after = t > t_stop + ramp_s + 0.02
-        assert after.sum() > 50
+        assert after.sum() > 10  # a loaded probe may miss samples; the stamps below show the period
         assert np.abs(qd[after]).max() < 0.01, f"still moving: {np.abs(qd[after]).max():.4f} rad/s"
         # stamps strictly increase, spaced at the robot period
         dt = np.diff(t)
@@ -107,7 +112,14 @@ def test_nan_command_is_refused_reported_and_stops_the_arm(interface, probe):
 
 def test_out_of_limit_command_is_clamped_to_the_velocity_limit(interface, probe):
     probe.clear()
-    probe.stream_velocity([5.0, 0, 0, 0, 0, 0], duration_s=0.8)  # UR3 base limit: pi rad/s
+    assert probe.wait_for(lambda: len(probe.joint_arrays()[0]) > 50, 5.0)
+    # the 10 rad/s^2 ramp reaches the UR3 base limit, pi rad/s, after 0.31 s of robot time; stream until the
+    # joint is at it (a simulated robot on a loaded machine runs slower than the wall clock), then 0.2 s more
+    assert probe.stream_velocity_until([5.0, 0, 0, 0, 0, 0],
+                                       lambda: probe.joint_arrays()[2][-1, 0] > math.pi - 0.05, 20.0)
+    t_top = probe.joint_arrays()[0][-1]
+    assert probe.stream_velocity_until([5.0, 0, 0, 0, 0, 0], lambda: probe.joint_arrays()[0][-1] > t_top + 0.2,
+                                       20.0)
     _, _, qd = probe.joint_arrays()
     assert qd[:, 0].max() == pytest.approx(math.pi, abs=0.05)
     assert qd[:, 0].max() <= math.pi + 0.02
@@ -206,7 +218,10 @@ def test_diagnostics_and_plottable_topics_report_the_loop_a_trajectory_and_a_ref
         assert probe.wait_for(lambda: len(numbers["loop_period_error_us"]) >= 5
                               and len(numbers["real_time_factor"]) >= 2, 10.0), numbers
         assert all(0.0 <= v < 1e6 for v in numbers["loop_period_error_us"])  # µs: below a second
-        assert all(0.05 < v < 1.5 for v in numbers["real_time_factor"])  # robot s per wall s
+        # robot s per wall s over the last 0.5 s: a starved moment may be near 0, or above 1 when the loop
+        # catches up on cycles it was late for; typically it is about 1
+        rtf = numbers["real_time_factor"]
+        assert all(0.0 < v < 5.0 for v in rtf) and 0.05 < float(np.median(rtf)) < 1.5, rtf
 
         # a 1 s trajectory of joint 0 by 0.1 rad: its position error is published while it runs, and is small
         assert probe.wait_for(lambda: trajectory_pub.get_subscription_count() > 0, 10.0)
