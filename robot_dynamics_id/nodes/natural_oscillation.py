@@ -272,11 +272,12 @@ class NaturalOscillationNode(Node):
 
     def _procedure(self) -> None:
         from ..identification.natural_oscillation import PushExperiment, run_push_trial
-        from ..identification.natural_oscillation_mujoco import FrictionCompensatedModel, active_joint_friction
         from ..identification.natural_oscillation_robot import ArmStopped, FallGuard, StreamingVerticalPlaneArm
         from ..identification.natural_oscillation_ur3 import (
             ACTIVE_JOINTS,
+            FrictionCompensatedModel,
             VerticalPlaneGravityModel,
+            active_joint_friction,
             identify_vertical_plane_gravity,
             reduced_vertical_plane_model,
         )

@@ -36,11 +36,12 @@ import numpy as np
 
 from ..control.contact import ContactStage
 from ..control.controller import ControllerConfig, OperationalSpaceController
-from ..control.polishing import POLISHING_TOOL, _smooth, solve_ik, tool_payload
 from ..io.model_file import DynamicModel
+from ..robots.kinematics import solve_ik
 from ..sim.plant import SimulatedUR
 from ..sim.scene import POLISHING_PAD_CONTACT, ContactModel, CurvedSurface, Scene, Tool
 from ..sim.truth import nominal_truth
+from .polishing import POLISHING_TOOL, _smooth, tool_payload
 
 __all__ = ["SINGULAR_Q_RAD", "PostPath", "SingularityResult", "post_path", "run_singularity_crossing"]
 
