@@ -43,7 +43,7 @@ from robot_dynamics_id.io.bag_writer import default_typestore  # noqa: E402
 from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 from robot_dynamics_id.nodes.probe import RobotProbe  # noqa: E402
 from robot_dynamics_id.ros_processes import start_node, wait_until  # noqa: E402
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation  # noqa: E402
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation  # noqa: E402
 
 CONFIGS = {
     "streaming/single": ("velocity", "single"),

@@ -53,7 +53,8 @@ from ..identification.natural_oscillation_ur3 import (
     vertical_plane_first_moments,
 )
 from ..io.model_file import DynamicModel
-from ..sim.experiment import paper_prbs_excitation, run_experiment
+from ..sim.excitation_presets import paper_prbs_excitation
+from ..sim.experiment import run_experiment
 from ..sim.plant import SimulatedUR
 from ..sim.truth import controller_model as nominal_controller_model
 from ..sim.truth import make_truth, nominal_friction
