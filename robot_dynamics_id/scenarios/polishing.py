@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..control.contact import ContactStage
-from ..control.controller import ControllerConfig, OperationalSpaceController, OutputMode, Payload
+from ..control.controller import OperationalSpaceController
+from ..control.controller_config import ControllerConfig, OutputMode, Payload
 from ..io.model_file import DynamicModel
 from ..robots.kinematics import solve_ik
 from ..sim.plant import SimulatedUR

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..control.contact import ContactStage
-from ..control.controller import ControllerConfig, OperationalSpaceController
+from ..control.controller import OperationalSpaceController
+from ..control.controller_config import ControllerConfig
 from ..io.model_file import DynamicModel
 from ..robots.kinematics import solve_ik
 from ..sim.plant import SimulatedUR
