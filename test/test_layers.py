@@ -4,6 +4,7 @@
     >  io/  >  dynamics/  >  robots/
 
 A module imports only from its own layer or below; sim/ never imports control/ or identification/.
+No module is over 600 lines (DESIGN.md: modules of a few hundred lines).
 KNOWN_VIOLATIONS lists imports allowed to break the rules (empty since issue 19 moved the last ones); the test
 fails on any new one, and on a listed one that is gone (then delete it from the list: the layout only improves).
 """
@@ -94,3 +95,26 @@ def test_the_checker_sees_a_forbidden_import():
     # downward and same-layer imports are fine
     assert not violations("nodes.excitation", imported_modules("from ..excitation.fourier import F\n", "nodes.excitation"))
     assert not violations("sim.experiment", imported_modules("from ..hardware.safety import S\n", "sim.experiment"))
+
+
+#: ../shared/DESIGN.md: modules of a few hundred lines, never over 600
+MAX_MODULE_LINES = 600
+
+
+def modules_over(limit: int, root: Path = PACKAGE) -> dict[str, int]:
+    """Package-relative paths of the ``.py`` files under ``root`` longer than ``limit`` lines, with their lengths."""
+    counts = {str(path.relative_to(root)): len(path.read_text().splitlines()) for path in root.rglob("*.py")}
+    return {name: n for name, n in sorted(counts.items()) if n > limit}
+
+
+def test_no_module_is_over_600_lines():
+    long = modules_over(MAX_MODULE_LINES)
+    assert not long, (f"modules over {MAX_MODULE_LINES} lines (split them along their concepts, "
+                      f"../shared/DESIGN.md): {long}")
+
+
+def test_the_length_check_sees_a_long_module(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert modules_over(MAX_MODULE_LINES, tmp_path) == {"sub/long.py": MAX_MODULE_LINES + 1}
