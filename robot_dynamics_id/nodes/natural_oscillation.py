@@ -164,7 +164,7 @@ class NaturalOscillationNode(Node):
     # ---- configuration --------------------------------------------------------------------------
     def _setup(self, p: dict) -> None:
         from ..io.model_file import DynamicModel, ModelFileError
-        from ..sim.truth import controller_model
+        from ..io.model_file import ur_controller_model as controller_model
 
         try:
             self._robot = load_robot(p["robot"])
