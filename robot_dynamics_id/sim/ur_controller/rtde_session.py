@@ -17,17 +17,16 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from ...robot_state import RobotMode
 from . import rtde_protocol as rp
+from .control_script import Registers
+from .personality import Personality
 
-if TYPE_CHECKING:
-    from .controller import StandInController
-
-__all__ = ["MAX_SEND_BACKLOG_BYTES", "RtdeClient", "RtdeSessions", "Snapshot"]
+__all__ = ["MAX_SEND_BACKLOG_BYTES", "RtdeClient", "RtdeSessions", "SessionHost", "Snapshot"]
 
 #: bytes an RTDE client may fall behind before the controller drops it
 MAX_SEND_BACKLOG_BYTES = 256 * 1024
@@ -63,15 +62,34 @@ class Snapshot:
                  "execution_time_ms", "target_q", "target_qd", "target_qdd")
 
 
+class SessionHost(Protocol):
+    """What the RTDE sessions need from their controller (:class:`.StandInController`)."""
+
+    personality: Personality
+    rate_hz: float
+    registers: Registers
+    plant: Any  # the SimulatedUR (payload_kg, flange_pose_base())
+    snapshot: Snapshot
+    ticks: int
+    trace_inputs: bool
+
+    @property
+    def serving(self) -> bool: ...
+
+    def log(self, level: str, message: str) -> None: ...
+
+    def reject(self, message: str) -> None: ...
+
+
 class RtdeSessions:
-    """The RTDE connections of one :class:`.StandInController`.
+    """The RTDE connections of one :class:`.StandInController` (the ``controller``).
 
     ``lock`` is the controller's lock (recipes, input ownership and registers change under it).
     ``input_update_tick[name]`` is the controller cycle of the last data package that set input
     ``name``: the RTDE input watchdog of the control script counts from it.
     """
 
-    def __init__(self, controller: StandInController, lock: threading.RLock) -> None:
+    def __init__(self, controller: SessionHost, lock: threading.RLock) -> None:
         self._ctl = controller
         self._lock = lock
         self.clients: list[RtdeClient] = []
