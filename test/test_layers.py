@@ -4,8 +4,8 @@
     >  io/  >  dynamics/  >  robots/
 
 A module imports only from its own layer or below; sim/ never imports control/ or identification/.
-No module is over 600 lines (DESIGN.md: modules of a few hundred lines), and no import circles
-beyond KNOWN_CYCLES.
+No module is over 600 lines (DESIGN.md: modules of a few hundred lines), and no module imports itself through
+others (no import circles).
 KNOWN_VIOLATIONS lists imports allowed to break the rules (empty since issue 19 moved the last ones); the test
 fails on any new one, and on a listed one that is gone (then delete it from the list: the layout only improves).
 """
@@ -121,12 +121,9 @@ def test_the_length_check_sees_a_long_module(tmp_path):
     assert modules_over(MAX_MODULE_LINES, tmp_path) == {"sub/long.py": MAX_MODULE_LINES + 1}
 
 
-#: import circles that exist today (issue 19: trajectory file loading sits in excitation/trajectory.py and needs
-#: the Fourier and PRBS classes, which need JointTrajectory); the test fails on any other, and on a listed one
-#: that is gone
-KNOWN_CYCLES = {
-    frozenset({"excitation.fourier", "excitation.prbs", "excitation.trajectory"}),
-}
+#: import circles allowed (none since issue 19 moved the trajectory files to excitation/trajectory_file.py); the
+#: test fails on any other, and on a listed one that is gone
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def _import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:

@@ -116,7 +116,7 @@ def missed_targets(summary: dict) -> list[str]:
 
 # ---- 1. excitation ---------------------------------------------------------------------------------------
 def _plan_excitation(out: Path, duration_s: float, seed: int, say: ProgressReporter) -> Path:
-    from ..excitation.trajectory import save_trajectory
+    from ..excitation.trajectory_file import save_trajectory
     from ..sim.excitation_presets import planned_fourier_excitation
 
     say.note(f"1/5 planning an optimised {duration_s:.0f} s Fourier excitation "
@@ -186,7 +186,7 @@ CALIBRATION_PAYLOAD_COM_M = (0.1, 0.05, 0.05)
 
 def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int,
                            say: ProgressReporter) -> list[float]:
-    from ..excitation.trajectory import load_trajectory
+    from ..excitation.trajectory_file import load_trajectory
     from ..identification.job import run_drive_gains
     from ..sim.experiment import run_known_payload_experiment
     from ..sim.experiment_bag import write_experiment_bag
@@ -220,7 +220,7 @@ def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: i
               say: ProgressReporter) -> dict:
     import subprocess
 
-    from ..excitation.trajectory import save_trajectory
+    from ..excitation.trajectory_file import save_trajectory
     from ..node_launch import launch_plan as plan_launch, node_command
     from ..sim.excitation_presets import planned_fourier_excitation
     from ..sim.experiment import run_experiment

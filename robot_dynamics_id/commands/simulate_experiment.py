@@ -155,7 +155,7 @@ def _validate(args: argparse.Namespace):
 
 
 def _excitation(args: argparse.Namespace, robot, source: str, say):
-    from ..excitation.trajectory import load_trajectory, save_trajectory
+    from ..excitation.trajectory_file import load_trajectory, save_trajectory
     from ..sim.excitation_presets import paper_prbs_excitation, planned_fourier_excitation
 
     duration = 60.0 if args.duration is None else float(args.duration)

@@ -8,7 +8,7 @@ import yaml
 
 from robot_dynamics_id.cli import main
 from robot_dynamics_id.dynamics.payload import payload_parameters, payload_regressor
-from robot_dynamics_id.excitation.trajectory import load_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory
 from robot_dynamics_id.identification.synthetic import inverse_dynamics
 from robot_dynamics_id.io.recording import Recording
 from robot_dynamics_id.io.ur_csv import write_ur_csv

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from robot_dynamics_id.cli import main
-from robot_dynamics_id.excitation.trajectory import load_trajectory, save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory, save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag, read_bag
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.io.ur_csv import read_ur_csv
