@@ -43,8 +43,10 @@ from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, Scen
 from ..sim.truth import nominal_truth
 
 __all__ = [
+    "POLISHING_TOOL",
     "FreeMotionResult",
     "PolishingResult",
+    "quintic_ramp",
     "run_free_motion",
     "run_polishing",
     "tool_payload",
@@ -81,7 +83,7 @@ def _apply_contact_cone(sim: SimulatedUR, contact_cone: str | None) -> None:
     sim._mj_model.opt.cone = cones[contact_cone]
 
 
-def _smooth(x: float) -> tuple[float, float, float]:
+def quintic_ramp(x: float) -> tuple[float, float, float]:
     """Quintic 0->1 ramp s(x) and its first two derivatives in x, clamped to [0, 1]."""
     if x <= 0.0:
         return 0.0, 0.0, 0.0
@@ -227,7 +229,7 @@ def run_polishing(
         t = state.timestamp_s - t0
         stage = ctl.stage
         if stage in (ContactStage.APPROACH, ContactStage.IMPACT):
-            s, ds, dds = _smooth(t / approach_time)
+            s, ds, dds = quintic_ramp(t / approach_time)
             p = start + (approach_target - start) * s
             v = np.r_[(approach_target - start) * ds / approach_time, 0, 0, 0]
             a = np.r_[(approach_target - start) * dds / approach_time**2, 0, 0, 0]
@@ -238,7 +240,7 @@ def run_polishing(
                 tracking_start = t + settle_s
             tau = t - tracking_start
             # amplitude envelope: ramp in over one period so the path starts smoothly
-            env, denv, ddenv = _smooth(tau / sinusoid_period_s)
+            env, denv, ddenv = quintic_ramp(tau / sinusoid_period_s)
             x = amplitude_m * env * np.sin(omega * tau) if tau > 0 else 0.0
             dx = amplitude_m * (denv / sinusoid_period_s * np.sin(omega * tau) + env * omega * np.cos(omega * tau)) \
                 if tau > 0 else 0.0
@@ -339,8 +341,8 @@ def run_free_motion(
     for _ in range(int(duration_s / period)):
         t = state.timestamp_s - t0
         # phase with a smooth angular-rate ramp up, hold, ramp down
-        up, dup, _ = _smooth(t / ramp)
-        down, ddown, _ = _smooth((duration_s - 0.2 - t) / ramp)
+        up, dup, _ = quintic_ramp(t / ramp)
+        down, ddown, _ = quintic_ramp((duration_s - 0.2 - t) / ramp)
         rate_scale = up * down
         phase_rate = omega_peak * rate_scale
         phase_acc = omega_peak * (dup / ramp * down - up * ddown / ramp)
