@@ -11,7 +11,9 @@ def identify_simulated_arm(out_dir: str | Path, *, truth_seed: int, duration_s: 
     """Run an optimised excitation on the simulated arm with truth ``make_truth(robot, truth_seed)``,
     identify it (torque = current x the arm's drive gains, as after `rdi drive-gains`), return model.yaml."""
     from robot_dynamics_id.identification.job import run_identify
-    from robot_dynamics_id.sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
+    from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
+    from robot_dynamics_id.sim.experiment import run_experiment
+    from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 
     out_dir = Path(out_dir)
     t0 = time.perf_counter()

@@ -43,7 +43,9 @@ from robot_dynamics_id.identification.job import run_identify
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.scenarios.collisions import (CASE_KINDS, plan_collision_cases, reference_run,
                                                     run_collision_case, run_collision_free)
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
+from robot_dynamics_id.sim.experiment import run_experiment
+from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 from robot_dynamics_id.sim.truth import controller_model, make_truth
 
 ROBOT = "ur3"

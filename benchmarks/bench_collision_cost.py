@@ -19,7 +19,8 @@ import numpy as np
 
 from robot_dynamics_id.control.collision import CollisionDetector, CollisionThresholds
 from robot_dynamics_id.control.force_estimation import MomentumObserver
-from robot_dynamics_id.sim.experiment import paper_prbs_excitation, run_experiment
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation
+from robot_dynamics_id.sim.experiment import run_experiment
 from robot_dynamics_id.sim.truth import make_truth
 
 

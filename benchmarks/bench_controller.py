@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 from robot_dynamics_id.control.contact import ContactStage
-from robot_dynamics_id.control.controller import ControllerConfig, OperationalSpaceController
+from robot_dynamics_id.control.controller import OperationalSpaceController
+from robot_dynamics_id.control.controller_config import ControllerConfig
 from robot_dynamics_id.sim.truth import nominal_truth
 
 Q_REGULAR = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])

@@ -37,13 +37,13 @@ import rclpy  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics_id.excitation.trajectory import save_trajectory  # noqa: E402
+from robot_dynamics_id.excitation.trajectory_file import save_trajectory  # noqa: E402
 from robot_dynamics_id.io.bag_reader import open_bag  # noqa: E402
 from robot_dynamics_id.io.bag_writer import default_typestore  # noqa: E402
 from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 from robot_dynamics_id.nodes.probe import RobotProbe  # noqa: E402
 from robot_dynamics_id.ros_processes import start_node, wait_until  # noqa: E402
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation  # noqa: E402
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation  # noqa: E402
 
 CONFIGS = {
     "streaming/single": ("velocity", "single"),

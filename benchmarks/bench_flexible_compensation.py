@@ -73,7 +73,8 @@ def _fmt(v: np.ndarray) -> str:
 def _controller_timing(runs: int) -> None:
     """Controller step (HYBRID, torque output) with and without the compliant-joint option."""
     from robot_dynamics_id.control.contact import ContactStage
-    from robot_dynamics_id.control.controller import ControllerConfig, OperationalSpaceController
+    from robot_dynamics_id.control.controller import OperationalSpaceController
+    from robot_dynamics_id.control.controller_config import ControllerConfig
     from robot_dynamics_id.io.model_file import DynamicModel
 
     model = DynamicModel.nominal("ur3")

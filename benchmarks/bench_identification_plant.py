@@ -48,11 +48,8 @@ from robot_dynamics_id.identification.metrics import fit_percent  # noqa: E402
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, validate  # noqa: E402
 from robot_dynamics_id.io.model_file import DynamicModel  # noqa: E402
 from robot_dynamics_id.robots.model import load_robot  # noqa: E402
-from robot_dynamics_id.sim.experiment import (  # noqa: E402
-    planned_fourier_excitation,
-    run_experiment,
-    run_known_payload_experiment,
-)
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation  # noqa: E402
+from robot_dynamics_id.sim.experiment import run_experiment, run_known_payload_experiment  # noqa: E402
 from robot_dynamics_id.sim.truth import nominal_drive_gains  # noqa: E402
 
 FIT_BAR_PERCENT = 97.0

@@ -57,11 +57,8 @@ from robot_dynamics_id.dynamics.friction import steady_friction_curve  # noqa: E
 from robot_dynamics_id.excitation.point_to_point import PointToPointSettings, point_to_point_trajectory  # noqa: E402
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_torque  # noqa: E402
 from robot_dynamics_id.robots.model import load_robot  # noqa: E402
-from robot_dynamics_id.sim.experiment import (  # noqa: E402
-    paper_prbs_excitation,
-    planned_fourier_excitation,
-    run_experiment,
-)
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation, planned_fourier_excitation  # noqa: E402
+from robot_dynamics_id.sim.experiment import run_experiment  # noqa: E402
 from robot_dynamics_id.sim.truth import make_truth  # noqa: E402
 
 MOVING_RAD_S = 0.02

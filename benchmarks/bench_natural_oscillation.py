@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from robot_dynamics_id.identification.natural_oscillation import run_push_trial
-from robot_dynamics_id.identification.natural_oscillation_paper import one_dof_setup, two_dof_setup
-from robot_dynamics_id.identification.natural_oscillation_report import (
+from robot_dynamics_id.scenarios.natural_oscillation_paper import one_dof_setup, two_dof_setup
+from robot_dynamics_id.scenarios.natural_oscillation_report import (
     friction_bias_report,
     search_report,
     tables_report,
@@ -69,7 +69,7 @@ def main() -> int:
         _section("whole upright UR3", lambda: ur3_full_report(
             identify_with_friction=args.ur3_friction_identification)[0])
     if args.mujoco:
-        from robot_dynamics_id.identification.natural_oscillation_mujoco import mujoco_report
+        from robot_dynamics_id.scenarios.natural_oscillation_mujoco import mujoco_report
 
         _section("MuJoCo UR3", lambda: mujoco_report(with_friction_cases=not args.no_friction_cases)[0])
     print("Timing of one 5,000-step push trial (50 s simulated, dt 0.01 s):")

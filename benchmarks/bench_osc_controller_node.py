@@ -104,7 +104,8 @@ def node_run(seconds: float, model: str, log_dir: str, node_handle, extra: list[
 
 def baseline_run(seconds: float, model: str) -> dict:
     """The same loop and law in-process without ROS (RobotLoop + cycle controller)."""
-    from robot_dynamics_id.control.controller import ControllerConfig, OperationalSpaceController
+    from robot_dynamics_id.control.controller import OperationalSpaceController
+    from robot_dynamics_id.control.controller_config import ControllerConfig
     from robot_dynamics_id.hardware.config import UrInterfaceConfig
     from robot_dynamics_id.hardware.robot_loop import CycleCommand
     from robot_dynamics_id.io.model_file import DynamicModel

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from robot_dynamics_id.control.polishing import run_free_motion, run_polishing  # noqa: E402
+from robot_dynamics_id.scenarios.polishing import run_free_motion, run_polishing  # noqa: E402
 from robot_dynamics_id.io.model_file import DynamicModel  # noqa: E402
 from robot_dynamics_id.scenarios.singularity_crossing import run_singularity_crossing  # noqa: E402
 from robot_dynamics_id.sim.truth import make_truth  # noqa: E402

@@ -39,9 +39,9 @@ from robot_dynamics_id.identification.job import run_drive_gains, run_identify
 from robot_dynamics_id.identification.payload_job import run_payload
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.robots import load_robot
-from robot_dynamics_id.sim.experiment import (
-    planned_fourier_excitation, run_experiment, run_known_payload_experiment, write_experiment_bag,
-)
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
+from robot_dynamics_id.sim.experiment import run_experiment, run_known_payload_experiment
+from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 
 CALIBRATION_KG, CALIBRATION_COM = 2.4, (0.1, 0.05, 0.05)
 

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from robot_dynamics_id.control.polishing import POLISHING_TOOL, run_free_motion, run_polishing
+from robot_dynamics_id.scenarios.polishing import POLISHING_TOOL, run_free_motion, run_polishing
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.sim.scene import POLISHING_PAD_CONTACT, ContactModel, Tool
 from robot_dynamics_id.sim.truth import make_truth

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_id.sim.experiment import paper_prbs_excitation, run_experiment, write_experiment_bag
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation
+from robot_dynamics_id.sim.experiment import run_experiment
+from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 from robot_dynamics_id.sim.plant import SimulatedUR
 
 

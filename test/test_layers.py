@@ -4,8 +4,10 @@
     >  io/  >  dynamics/  >  robots/
 
 A module imports only from its own layer or below; sim/ never imports control/ or identification/.
-The imports that break the rules today are listed in KNOWN_VIOLATIONS (issue 19 moves them); the test fails
-on any new one, and on a listed one that is gone (then delete it from the list: the layout only improves).
+No module is over 600 lines (DESIGN.md: modules of a few hundred lines), and no module imports itself through
+others (no import circles).
+KNOWN_VIOLATIONS lists imports allowed to break the rules (empty since issue 19 moved the last ones); the test
+fails on any new one, and on a listed one that is gone (then delete it from the list: the layout only improves).
 """
 
 from __future__ import annotations
@@ -20,24 +22,12 @@ RANK = {"robots": 0, "dynamics": 1, "io": 2, "control": 3, "identification": 3, 
 #: layers a layer must not import although they are not above it
 FORBIDDEN_SIDEWAYS = {"sim": {"control", "identification"}}
 
-#: (importing module, imported module) pairs that break the rules today: issue 19's work list
-KNOWN_VIOLATIONS = {
-    ("control.polishing", "sim.plant"),
-    ("control.polishing", "sim.scene"),
-    ("control.polishing", "sim.truth"),
-    ("identification.natural_oscillation", "sim.pendulum"),
-    ("identification.natural_oscillation_mujoco", "sim.experiment"),
-    ("identification.natural_oscillation_mujoco", "sim.plant"),
-    ("identification.natural_oscillation_mujoco", "sim.truth"),
-    ("identification.natural_oscillation_paper", "sim.pendulum"),
-    ("identification.natural_oscillation_report", "sim.pendulum"),
-    ("identification.natural_oscillation_report", "sim.truth"),
-    ("sim.ur_controller.__main__", "commands"),
-}
+#: (importing module, imported module) pairs allowed to break the rules (none since issue 19; keep it that way)
+KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 
 
 def _layer(module: str) -> str | None:
-    """'control.polishing' -> 'control'; 'cli' -> 'cli'; the package itself -> None."""
+    """'scenarios.polishing' -> 'scenarios'; 'cli' -> 'cli'; the package itself -> None."""
     return module.split(".")[0] if module else None
 
 
@@ -106,3 +96,100 @@ def test_the_checker_sees_a_forbidden_import():
     # downward and same-layer imports are fine
     assert not violations("nodes.excitation", imported_modules("from ..excitation.fourier import F\n", "nodes.excitation"))
     assert not violations("sim.experiment", imported_modules("from ..hardware.safety import S\n", "sim.experiment"))
+
+
+#: ../shared/DESIGN.md: modules of a few hundred lines, never over 600
+MAX_MODULE_LINES = 600
+
+
+def modules_over(limit: int, root: Path = PACKAGE) -> dict[str, int]:
+    """Package-relative paths of the ``.py`` files under ``root`` longer than ``limit`` lines, with their lengths."""
+    counts = {str(path.relative_to(root)): len(path.read_text().splitlines()) for path in root.rglob("*.py")}
+    return {name: n for name, n in sorted(counts.items()) if n > limit}
+
+
+def test_no_module_is_over_600_lines():
+    long = modules_over(MAX_MODULE_LINES)
+    assert not long, (f"modules over {MAX_MODULE_LINES} lines (split them along their concepts, "
+                      f"../shared/DESIGN.md): {long}")
+
+
+def test_the_length_check_sees_a_long_module(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert modules_over(MAX_MODULE_LINES, tmp_path) == {"sub/long.py": MAX_MODULE_LINES + 1}
+
+
+#: import circles allowed (none since issue 19 moved the trajectory files to excitation/trajectory_file.py); the
+#: test fails on any other, and on a listed one that is gone
+KNOWN_CYCLES: set[frozenset[str]] = set()
+
+
+def _import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (a name imported from a module counts as that module)."""
+    sources = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).with_suffix("")
+        is_package = rel.name == "__init__"
+        sources[".".join(rel.parts[:-1] if is_package else rel.parts)] = (path, is_package)
+
+    def resolve(name: str) -> str:
+        while name and name not in sources:
+            name = name.rpartition(".")[0]
+        return name
+
+    return {module: {resolve(t) for t in imported_modules(path.read_text(), module, is_package)} - {"", module}
+            for module, (path, is_package) in sources.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan), each a frozenset of module names."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: set[frozenset[str]] = set()
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.add(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_no_import_circle_beyond_the_known_ones():
+    found = import_cycles(_import_graph())
+    new = found - KNOWN_CYCLES
+    assert not new, f"import circles (move the shared part into a module both import): {[sorted(c) for c in new]}"
+    gone = KNOWN_CYCLES - found
+    assert not gone, f"fixed, remove from KNOWN_CYCLES: {[sorted(c) for c in gone]}"
+
+
+def test_the_cycle_check_sees_a_circle(tmp_path):
+    (tmp_path / "io").mkdir()
+    (tmp_path / "io" / "a.py").write_text("from .b import B\n")
+    (tmp_path / "io" / "b.py").write_text("def f():\n    from .c import C\n")  # a lazy import closes it too
+    (tmp_path / "io" / "c.py").write_text("from robot_dynamics_id.io.a import A\n")
+    (tmp_path / "io" / "d.py").write_text("from .a import A\n")  # imports the circle, not in it
+    assert import_cycles(_import_graph(tmp_path)) == {frozenset({"io.a", "io.b", "io.c"})}

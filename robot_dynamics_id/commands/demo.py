@@ -116,8 +116,8 @@ def missed_targets(summary: dict) -> list[str]:
 
 # ---- 1. excitation ---------------------------------------------------------------------------------------
 def _plan_excitation(out: Path, duration_s: float, seed: int, say: ProgressReporter) -> Path:
-    from ..excitation.trajectory import save_trajectory
-    from ..sim.experiment import planned_fourier_excitation
+    from ..excitation.trajectory_file import save_trajectory
+    from ..sim.excitation_presets import planned_fourier_excitation
 
     say.note(f"1/5 planning an optimised {duration_s:.0f} s Fourier excitation "
              "(minimum regressor condition number)")
@@ -186,9 +186,10 @@ CALIBRATION_PAYLOAD_COM_M = (0.1, 0.05, 0.05)
 
 def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int,
                            say: ProgressReporter) -> list[float]:
-    from ..excitation.trajectory import load_trajectory
+    from ..excitation.trajectory_file import load_trajectory
     from ..identification.job import run_drive_gains
-    from ..sim.experiment import run_known_payload_experiment, write_experiment_bag
+    from ..sim.experiment import run_known_payload_experiment
+    from ..sim.experiment_bag import write_experiment_bag
 
     say.note(f"3/5 calibrating the drive gains: the excitation without and with a known {CALIBRATION_PAYLOAD_KG} kg "
         "payload (simulated in-process), then rdi drive-gains")
@@ -219,9 +220,11 @@ def _identify(out: Path, bag: Path, gains: list[float], truth_seed: int, seed: i
               say: ProgressReporter) -> dict:
     import subprocess
 
-    from ..excitation.trajectory import save_trajectory
+    from ..excitation.trajectory_file import save_trajectory
     from ..node_launch import launch_plan as plan_launch, node_command
-    from ..sim.experiment import planned_fourier_excitation, run_experiment, write_experiment_bag
+    from ..sim.excitation_presets import planned_fourier_excitation
+    from ..sim.experiment import run_experiment
+    from ..sim.experiment_bag import write_experiment_bag
 
     say.note("4/5 identifying the model from the bag (identifier node, physically consistent, with friction, "
         "torque = motor current x the calibrated drive gains)")

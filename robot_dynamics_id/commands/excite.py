@@ -98,7 +98,7 @@ def _plan(args: argparse.Namespace) -> int:
     from ..excitation.checker import ExcitationLimits, check_trajectory
     from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation, robot_rate_hz
     from ..excitation.prbs import PrbsSinusoidSchedule, UR_HOME_POSITION_RAD
-    from ..excitation.trajectory import save_trajectory
+    from ..excitation.trajectory_file import save_trajectory
     from ..robots import load_robot
 
     robot = load_robot(args.robot)
@@ -148,7 +148,7 @@ def _plan(args: argparse.Namespace) -> int:
 def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
     from ..excitation.checker import ExcitationLimits, check_trajectory
     from ..excitation.payload import PAYLOAD_ARM_POSE_RAD, PayloadExcitationSettings, plan_payload_excitation
-    from ..excitation.trajectory import save_trajectory
+    from ..excitation.trajectory_file import save_trajectory
 
     pose = PAYLOAD_ARM_POSE_RAD
     if args.pose is not None:
@@ -181,7 +181,7 @@ def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..excitation.checker import ExcitationLimits, TrajectoryLimitError, check_trajectory
-    from ..excitation.trajectory import load_trajectory
+    from ..excitation.trajectory_file import load_trajectory
     from ..robots import load_robot
 
     trajectory = load_trajectory(args.file)

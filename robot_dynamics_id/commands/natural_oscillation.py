@@ -21,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_dynamics_id.identification import natural_oscillation_report as report
+    from robot_dynamics_id.scenarios import natural_oscillation_report as report
 
     if not args.skip_tables:
         print("\n".join(report.tables_report()))
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ur3_full or args.all:
         print("\n".join(report.ur3_full_report()[0]))
     if args.mujoco or args.all:
-        from robot_dynamics_id.identification.natural_oscillation_mujoco import mujoco_report
+        from robot_dynamics_id.scenarios.natural_oscillation_mujoco import mujoco_report
 
         print("\n".join(mujoco_report()[0]))
     return 0

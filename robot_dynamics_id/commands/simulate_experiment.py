@@ -155,8 +155,8 @@ def _validate(args: argparse.Namespace):
 
 
 def _excitation(args: argparse.Namespace, robot, source: str, say):
-    from ..excitation.trajectory import load_trajectory, save_trajectory
-    from ..sim.experiment import paper_prbs_excitation, planned_fourier_excitation
+    from ..excitation.trajectory_file import load_trajectory, save_trajectory
+    from ..sim.excitation_presets import paper_prbs_excitation, planned_fourier_excitation
 
     duration = 60.0 if args.duration is None else float(args.duration)
     if source == "prbs":
@@ -183,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..io.ur_csv import write_ur_csv
     from ..progress import ProgressReporter
-    from ..sim.experiment import PayloadSpec, resolve_truth, run_experiment, write_experiment_bag
+    from ..sim.experiment import PayloadSpec, resolve_truth, run_experiment
+    from ..sim.experiment_bag import write_experiment_bag
 
     def say(text: str) -> None:
         if not args.quiet:

@@ -48,11 +48,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from robot_dynamics_id.sim.pendulum import (
-    PlanarChainLumpedModel,
-    _coriolis_from_couplings,
-    _gravity_from_first_moments,
-)
+from ..dynamics.planar_chain import PlanarChainLumpedModel, coriolis_from_couplings, gravity_from_first_moments
 
 __all__ = [
     "BracketingResult",
@@ -139,9 +135,9 @@ class PlanarChainFactorModel:
         coupling[(...,) + self._upper] = p[..., :n_c]
         coupling = coupling + np.swapaxes(coupling, -1, -2)
         q = np.asarray(q, float)
-        # P1 eq. (15) generalised to n links (see robot_dynamics_id.sim.pendulum).
-        g = _gravity_from_first_moments(first_moment, q, self.nominal.gravity_m_s2)
-        return g + _coriolis_from_couplings(coupling, q, np.asarray(qd, float))
+        # P1 eq. (15) generalised to n links (see robot_dynamics_id.dynamics.planar_chain).
+        g = gravity_from_first_moments(first_moment, q, self.nominal.gravity_m_s2)
+        return g + coriolis_from_couplings(coupling, q, np.asarray(qd, float))
 
     def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
         q = np.asarray(q, float)

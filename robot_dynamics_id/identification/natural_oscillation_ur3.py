@@ -29,6 +29,9 @@ centre psi* of the oscillation is the equilibrium of the residual potential,
 ``tan psi* = dMY / dMX`` (true minus model), so MY is corrected from the centre
 while the factor is bisected on the fall boundary.
 
+:class:`FrictionCompensatedModel` adds a friction model's torque to the law (our extension: a real
+arm's Coulomb friction exceeds the gravity residual being searched).
+
 :class:`PinocchioArm` is a small torque-controlled plant (pinocchio ABA + RK4)
 on a model with the other joints locked; it can add a controller gravity
 model to every command, as UR's ``direct_torque`` does.
@@ -42,15 +45,18 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from ..dynamics.friction import FrictionParameters, friction_torque
 from .natural_oscillation import PushExperiment, bracketing_search, run_push_trial
 
 __all__ = [
     "ACTIVE_JOINTS",
     "ACTIVE_JOINTS_FULL",
     "UR3_UPRIGHT_Q_RAD",
+    "FrictionCompensatedModel",
     "PinocchioArm",
     "VerticalPlaneGravityModel",
     "VerticalPlaneIdentification",
+    "active_joint_friction",
     "identify_in_passes",
     "identify_vertical_plane_gravity",
     "perturbed_model",
@@ -150,6 +156,52 @@ class VerticalPlaneGravityModel:
 
     def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
         return np.cumsum(np.asarray(q, float), axis=-1)
+
+
+@dataclass
+class FrictionCompensatedModel:
+    """A factorised c_hat + g_hat law plus a friction model's torque (our extension of P1).
+
+    P1's law has no friction term; on an arm whose Coulomb friction exceeds the
+    gravity residual being searched the fall boundary is then biased or gone.
+    Adding ``friction_torque(friction, qd)`` (P2 eq. 11 form) on the active
+    joints cancels as much of it as the friction model is right.
+    """
+
+    inner: VerticalPlaneGravityModel
+    friction: FrictionParameters  # of the active joints only
+
+    @property
+    def factor_names(self) -> tuple[str, ...]:
+        return self.inner.factor_names
+
+    @property
+    def upright_q_rad(self) -> np.ndarray:
+        return self.inner.upright_q_rad
+
+    @property
+    def first_moments_kgm(self) -> np.ndarray:
+        return self.inner.first_moments_kgm
+
+    @property
+    def perpendicular_correction_kgm(self) -> np.ndarray:
+        return self.inner.perpendicular_correction_kgm
+
+    def lumped(self, factors: np.ndarray) -> np.ndarray:
+        return self.inner.lumped(factors)
+
+    def torque(self, q: np.ndarray, qd: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        return self.inner.torque(q, qd, factors) + friction_torque(self.friction, np.asarray(qd, float))
+
+    def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
+        return self.inner.oscillation_coordinates(q)
+
+
+def active_joint_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
+    """The friction parameters of the joints ``active`` only (for :class:`FrictionCompensatedModel`)."""
+    return FrictionParameters(*(np.asarray(getattr(friction, f.name), float)[active]
+                                for f in dataclasses.fields(FrictionParameters) if f.name != "terms"),
+                              terms=tuple(friction.terms[j] for j in active))
 
 
 @dataclass

@@ -40,8 +40,9 @@ import yaml
 
 from ..dynamics.friction import FrictionParameters
 from ..robots.model import RobotModel, load_robot
+from ..robots.priors import nominal_drive_gains
 
-__all__ = ["MODEL_SCHEMA", "DynamicModel", "ModelFileError"]
+__all__ = ["MODEL_SCHEMA", "DynamicModel", "ModelFileError", "ur_controller_model"]
 
 MODEL_SCHEMA = "robot_dynamics_id/model/1"
 
@@ -267,6 +268,16 @@ class DynamicModel:
         except yaml.YAMLError as exc:
             raise ModelFileError(f"{path}: not valid YAML: {exc}") from exc
         return cls.from_dict(data, source=str(path))
+
+
+def ur_controller_model(robot: str = "ur3") -> DynamicModel:
+    """The model a UR controller believes in: published inertials and rotor priors, no friction, the
+    nominal drive gains (robots/priors.py). The simulated controller uses it for feed-forward, gravity
+    compensation and target_current; a procedure on a real arm takes it as its prior."""
+    name = str(robot).strip().lower()
+    gains = nominal_drive_gains(name)  # first: raises a ValueError naming the known robots
+    return replace(DynamicModel.nominal(name), drive_gains_nm_per_a=gains,
+                   provenance={"source": "robot_dynamics_id.io.model_file.ur_controller_model", "robot": name})
 
 
 def _drive_gains_from_file(value, provenance: dict, n: int) -> np.ndarray | None:

@@ -130,7 +130,8 @@ class ExcitationNode(Node):
         super().__init__("excitation")
         p = declare_parameters(self, EXCITATION_PARAMETERS)
         from ..excitation.checker import ExcitationLimits, TrajectoryLimitError, check_trajectory
-        from ..excitation.trajectory import TrajectoryFileError, approach_trajectory, load_trajectory
+        from ..excitation.trajectory import approach_trajectory
+        from ..excitation.trajectory_file import TrajectoryFileError, load_trajectory
 
         if not p["trajectory_file"]:
             raise ParameterError("parameter 'trajectory_file' is empty: plan one with "

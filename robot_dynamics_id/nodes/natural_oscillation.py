@@ -164,7 +164,7 @@ class NaturalOscillationNode(Node):
     # ---- configuration --------------------------------------------------------------------------
     def _setup(self, p: dict) -> None:
         from ..io.model_file import DynamicModel, ModelFileError
-        from ..sim.truth import controller_model
+        from ..io.model_file import ur_controller_model as controller_model
 
         try:
             self._robot = load_robot(p["robot"])
@@ -272,11 +272,12 @@ class NaturalOscillationNode(Node):
 
     def _procedure(self) -> None:
         from ..identification.natural_oscillation import PushExperiment, run_push_trial
-        from ..identification.natural_oscillation_mujoco import FrictionCompensatedModel, active_joint_friction
         from ..identification.natural_oscillation_robot import ArmStopped, FallGuard, StreamingVerticalPlaneArm
         from ..identification.natural_oscillation_ur3 import (
             ACTIVE_JOINTS,
+            FrictionCompensatedModel,
             VerticalPlaneGravityModel,
+            active_joint_friction,
             identify_vertical_plane_gravity,
             reduced_vertical_plane_model,
         )

@@ -82,7 +82,8 @@ class OscControllerNode(Node):
     def __init__(self) -> None:
         super().__init__("osc_controller")
         p = declare_parameters(self, OSC_CONTROLLER_PARAMETERS)
-        from ..control.controller import ControllerConfig, OperationalSpaceController, Payload
+        from ..control.controller import OperationalSpaceController
+        from ..control.controller_config import ControllerConfig, Payload
         from ..io.model_file import DynamicModel, ModelFileError
 
         try:

@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..control.contact import ContactStage
-from ..control.controller import ControllerConfig, OperationalSpaceController
-from ..control.polishing import POLISHING_TOOL, _smooth, solve_ik, tool_payload
+from ..control.controller import OperationalSpaceController
+from ..control.controller_config import ControllerConfig
 from ..io.model_file import DynamicModel
+from ..robots.kinematics import solve_ik
 from ..sim.plant import SimulatedUR
 from ..sim.scene import POLISHING_PAD_CONTACT, ContactModel, CurvedSurface, Scene, Tool
 from ..sim.truth import nominal_truth
+from .polishing import POLISHING_TOOL, quintic_ramp, tool_payload
 
 __all__ = ["SINGULAR_Q_RAD", "PostPath", "SingularityResult", "post_path", "run_singularity_crossing"]
 
@@ -250,7 +252,7 @@ def run_singularity_crossing(
         if ctl.stage is ContactStage.HYBRID:
             if not np.isfinite(crossing_start):
                 crossing_start = t + 0.5
-            u, du, ddu = _smooth((t - crossing_start) / travel_time_s)
+            u, du, ddu = quintic_ramp((t - crossing_start) / travel_time_s)
             span = yaw_end_rad - yaw_start_rad
             p, rot, twist, acc = path.motion_point(yaw_start_rad + span * u, span * du / travel_time_s,
                                                    span * ddu / travel_time_s**2)

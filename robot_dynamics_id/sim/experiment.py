@@ -29,11 +29,11 @@ robot clock (RTDE ``timestamp``: 0 at the start pose) with the signals the
 real bag carries — ``effort_nm`` being motor current × the *configured* drive
 gains (config/ur3.yaml; the nominal ones), as ur_interface publishes it, not the
 plant's true gains — plus the plant's truth model.
-:func:`write_experiment_bag` writes it as the torque logger's rosbag2 bag
-(same topics, types, frames; header stamps = robot clock + a constant
-wall-clock offset) and :func:`run_known_payload_experiment` runs the same
+:func:`~robot_dynamics_id.sim.experiment_bag.write_experiment_bag` writes it as the
+torque logger's rosbag2 bag (same topics, types, frames; header stamps = robot clock
++ a constant wall-clock offset) and :func:`run_known_payload_experiment` runs the same
 excitation twice on one truth, without and with a known payload at the flange,
-for drive-gain identification.
+for drive-gain identification. The default excitations: :mod:`.excitation_presets`.
 """
 
 from __future__ import annotations
@@ -53,31 +53,21 @@ from ..excitation.trajectory import JointTrajectory
 from ..hardware.safety import LimitPolicy, SafetyGuard, SafetyLimits
 from ..io.model_file import DynamicModel
 from ..io.recording import Recording, RecordingSource
-from ..robots.model import RobotModel, load_robot
+from ..robots.model import RobotModel
+from .excitation_presets import builtin_ur
 
 __all__ = [
-    "DEFAULT_CLOCK_OFFSET_S",
     "ExperimentResult",
     "KnownPayloadExperiment",
     "PayloadSpec",
     "ProgressMessage",
-    "paper_prbs_excitation",
-    "planned_fourier_excitation",
     "resolve_truth",
     "run_experiment",
     "run_known_payload_experiment",
-    "write_experiment_bag",
 ]
 
-#: Constant added to the robot clock in the bag's header stamps (ur_interface adds
-#: wall-clock time at connection); fixed here so that bags are reproducible. 2023-11-14.
-DEFAULT_CLOCK_OFFSET_S = 1_700_000_000.0
 #: Keep-out height of the excitation node's check (config/excitation.yaml default), m.
 DEFAULT_TABLE_HEIGHT_M = 0.05
-#: Time the excitation node needs to answer a joint state (bag receive-time offset of a command), s.
-_COMMAND_LATENCY_S = 3e-4
-#: Receive-time offset of the state topics behind their header stamps in the written bag, s.
-_STATE_RECEIVE_DELAY_S = 1e-4
 #: The excitation node publishes its progress this often (nodes/excitation.py), s.
 _PROGRESS_PERIOD_S = 0.1
 
@@ -228,63 +218,6 @@ def resolve_truth(robot: str, truth: DynamicModel | str | Path | None = None,
             else make_truth(robot, int(truth_seed), friction=friction))
 
 
-def _robot_name(robot: str | RobotModel) -> tuple[str, RobotModel]:
-    model = robot if isinstance(robot, RobotModel) else load_robot(robot)
-    if model.description is None:
-        raise ValueError("the simulated experiment needs a built-in UR robot (ur3, ur3e, ur5e, ur10e), not a URDF")
-    return model.description.name, model
-
-
-def paper_prbs_excitation(robot: str | RobotModel = "ur3", *, duration_s: float = 60.0, seed: int = 0,
-                          rate_hz: float = 500.0) -> JointTrajectory:
-    """The PRBS + sinusoid schedule of seeds.md P3 (Cesarino: ±0.5 rad/s at 7.5 rad/s², one joint
-    at a time, the others on sinusoids) from the UR upright pose, seeded.
-
-    The PRBS register is the longest (≤ 6 bits) whose one period fits a joint's turn with
-    the full velocity swing in every clock; for short runs the clock is set to the full
-    swing 2v/a and the turn holds as many bits as fit.
-    """
-    from ..excitation.prbs import PrbsSinusoidSchedule
-
-    name, model = _robot_name(robot)
-    if not duration_s > 0:
-        raise ValueError(f"duration must be > 0 s, got {duration_s}")
-    attempts: list[dict[str, Any]] = [{"prbs_register_bits": bits} for bits in (6, 5, 4, 3)]
-    attempts.append({"prbs_register_bits": 3, "prbs_clock_s": 2 * 0.5 / 7.5})  # Cesarino P3: v = 0.5, a = 7.5
-    last: Exception | None = None
-    for options in attempts:
-        try:
-            schedule = PrbsSinusoidSchedule(duration_s=float(duration_s), seed=int(seed), **options)
-            break
-        except ValueError as exc:
-            last = exc
-    else:
-        raise ValueError(f"a PRBS excitation of {duration_s:g} s is too short for one bit per joint ({last}); "
-                         "use --duration of at least 2 s") from last
-    return schedule.to_trajectory(rate_hz=rate_hz, joint_names=model.joint_names, robot=name)
-
-
-def planned_fourier_excitation(robot: str | RobotModel = "ur3", *, duration_s: float = 60.0, seed: int = 0,
-                               rate_hz: float = 500.0, max_iterations: int = 30, n_starts: int = 1,
-                               period_s: float = 10.0) -> JointTrajectory:
-    """An optimised Fourier excitation (excitation/optimise.py) with a fast setting: one start,
-    ``max_iterations`` SLSQP iterations (~6 s for a 10 s period), a period near ``period_s``
-    that divides ``duration_s``."""
-    from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation
-
-    _, model = _robot_name(robot)
-    if not duration_s > 0:
-        raise ValueError(f"duration must be > 0 s, got {duration_s}")
-    n_periods = max(1, int(round(duration_s / period_s)))
-    settings = FourierOptimisationSettings(duration_s=float(duration_s), period_s=float(duration_s) / n_periods,
-                                           n_starts=int(n_starts), max_iterations=int(max_iterations),
-                                           seed=int(seed))
-    result = optimise_fourier_excitation(model, settings)
-    trajectory = result.to_trajectory(rate_hz=rate_hz, joint_names=model.joint_names)
-    trajectory.metadata["seed"] = int(seed)
-    return trajectory
-
-
 def _safety_guard(model: RobotModel) -> SafetyGuard:
     """ur_interface's guard with the robot model's limits (config/ur3.yaml: clamp, velocity_scale 1)."""
     limits = SafetyLimits(position_lower_rad=-np.asarray(model.position_limit_rad, float),
@@ -407,7 +340,7 @@ def run_experiment(
     from .truth import nominal_drive_gains
 
     started = time.perf_counter()
-    name, model = _robot_name(robot)
+    name, model = builtin_ur(robot)
     if not rate_hz > 0 or not np.isfinite(rate_hz):
         raise ValueError(f"rate must be > 0 Hz, got {rate_hz}")
     if command_delay_cycles not in (0, 1):
@@ -588,7 +521,7 @@ def run_known_payload_experiment(
         raise ValueError(f"the known payload must have a mass > 0 kg, got {payload_kg}")
     if "payload_kg" in options or "payload_com_m" in options:
         raise ValueError("the known-payload experiment sets the payload itself")
-    name, _ = _robot_name(robot)
+    name, _ = builtin_ur(robot)
     truth_model = resolve_truth(name, truth, truth_seed)
     without = run_experiment(trajectory, robot=name, truth=truth_model, noise_seed=noise_seed, **options)
     with_payload = run_experiment(trajectory, robot=name, truth=truth_model, noise_seed=noise_seed + 1,
@@ -602,140 +535,3 @@ def run_known_payload_experiment(
 
 def _with_truth_seed(result: ExperimentResult, seed: int) -> ExperimentResult:
     return replace(result, truth_seed=int(seed))
-
-
-# ----------------------------------------------------------------------------------- the bag
-class _CdrTable:
-    """Serialized (CDR, little-endian) messages of one fixed layout for many samples at once.
-
-    A bag of a 60 s run holds ~150 000 messages; serializing each with the typestore costs
-    more than simulating it. Messages of the experiment differ only in their stamp and
-    numbers, so one template message is serialized with rosbags (distinct sentinel values
-    in every numeric array) and the per-sample values are written over the sentinels' bytes
-    for all samples in one numpy operation. Messages beginning with a std_msgs/Header carry
-    stamp.sec (int32) and stamp.nanosec (uint32) right after the 4-byte encapsulation header.
-    """
-
-    def __init__(self, typestore, msgtype: str, template: object, arrays: dict[str, np.ndarray],
-                 n_samples: int, *, stamped: bool) -> None:
-        raw = bytes(typestore.serialize_cdr(template, msgtype, little_endian=True))
-        self._rows = np.tile(np.frombuffer(raw, np.uint8), (n_samples, 1))
-        self._offsets: dict[str, int] = {}
-        for name, sentinel in arrays.items():
-            pattern = np.asarray(sentinel, "<f8").tobytes()
-            offset = raw.find(pattern)
-            if offset < 0 or raw.find(pattern, offset + 1) >= 0:
-                raise RuntimeError(f"cannot locate field {name} of {msgtype} in its CDR template; report this as a bug")
-            self._offsets[name] = offset
-        self._stamped = stamped
-
-    def set(self, name: str, values: np.ndarray) -> None:
-        """Write (N, k) float64 values into field ``name`` of every row."""
-        values = np.ascontiguousarray(values, "<f8")
-        offset = self._offsets[name]
-        self._rows[:, offset:offset + 8 * values.shape[1]] = values.view(np.uint8).reshape(values.shape[0], -1)
-
-    def set_stamps(self, stamp_ns: np.ndarray) -> None:
-        assert self._stamped
-        sec, nanosec = np.divmod(np.asarray(stamp_ns, np.int64), 1_000_000_000)
-        self._rows[:, 4:8] = sec.astype("<i4").view(np.uint8).reshape(-1, 4)
-        self._rows[:, 8:12] = nanosec.astype("<u4").view(np.uint8).reshape(-1, 4)
-
-    def message(self, k: int) -> bytes:
-        return self._rows[k].tobytes()
-
-
-def _sentinel(width: int, salt: int) -> np.ndarray:
-    """Distinct, improbable float64 values (never produced by the simulation)."""
-    return -1.234567890123e-300 * (1.0 + np.arange(width) + 100.0 * salt)
-
-
-def write_experiment_bag(
-    path: str | Path,
-    result: ExperimentResult,
-    *,
-    storage: str = "mcap",
-    clock_offset_s: float = DEFAULT_CLOCK_OFFSET_S,
-    tf_prefix: str = "",
-    extra_metadata: dict[str, str] | None = None,
-) -> Path:
-    """Write ``result`` as the torque logger records the real experiment (``path`` must not exist).
-
-    Topics (ur_interface and the excitation node): /joint_states (position rad, velocity rad/s,
-    effort = current × configured drive gains, Nm), /motor_currents (effort = A),
-    /target_moment (effort = Nm), /force_torque_sensor_broadcaster/wrench (base frame,
-    frame_id ``<tf_prefix>base``), /forward_velocity_controller/commands (rad/s) and
-    /excitation/progress (JSON). Header stamps are robot time + ``clock_offset_s``; each
-    message is stored at a receive time just after it was sent (state topics 0.1 ms after
-    their stamp, a command 0.3 ms after the state it answers). ``read_bag`` gives back the
-    recording with ``time_s`` shifted by ``clock_offset_s``. The bag's ``custom_data`` holds
-    :meth:`ExperimentResult.metadata` plus ``extra_metadata``.
-    """
-    from ..io.bag_writer import BagWriter, default_typestore, float64_multi_array, joint_state, wrench_stamped
-
-    path = Path(path)
-    if path.exists():
-        raise ValueError(f"{path} exists already; a bag is never overwritten: choose a new path")
-    rec = result.recording
-    n_samples, n = rec.n_samples, rec.n_joints
-    names = list(rec.joint_names)
-    offset_ns = int(round(clock_offset_s * 1e9))
-    stamps = np.round(rec.time_s * 1e9).astype(np.int64) + offset_ns
-    state_rx = stamps + int(round(_STATE_RECEIVE_DELAY_S * 1e9))
-    latency_ns = int(round(_COMMAND_LATENCY_S * 1e9))
-    command_rx = np.round(result.command_time_s * 1e9).astype(np.int64) + offset_ns + latency_ns
-    progress_rx = {int(round(p.time_s * 1e9)) + offset_ns + latency_ns: p.data for p in result.progress}
-
-    ts = default_typestore()
-    q0, q1, q2 = _sentinel(n, 0), _sentinel(n, 1), _sentinel(n, 2)
-    js = _CdrTable(ts, "sensor_msgs/msg/JointState", joint_state(0, names, q0, q1, q2),
-                   {"position": q0, "velocity": q1, "effort": q2}, n_samples, stamped=True)
-    js.set_stamps(stamps)
-    js.set("position", rec.q_rad)
-    js.set("velocity", rec.qd_rad_s)
-    js.set("effort", rec.effort_nm)
-    effort_tables = []
-    for values in (rec.current_a, rec.target_moment_nm):
-        table = _CdrTable(ts, "sensor_msgs/msg/JointState", joint_state(0, names, effort=q2), {"effort": q2},
-                          n_samples, stamped=True)
-        table.set_stamps(stamps)
-        table.set("effort", values)
-        effort_tables.append(table)
-    w0 = _sentinel(6, 3)
-    wrench = _CdrTable(ts, "geometry_msgs/msg/WrenchStamped", wrench_stamped(0, w0, frame_id=tf_prefix + "base"),
-                       {"force": w0[:3], "torque": w0[3:]}, n_samples, stamped=True)
-    wrench.set_stamps(stamps)
-    wrench.set("force", rec.tcp_wrench[:, :3])
-    wrench.set("torque", rec.tcp_wrench[:, 3:])
-    n_commands = command_rx.size
-    commands = _CdrTable(ts, "std_msgs/msg/Float64MultiArray", float64_multi_array(q0), {"data": q0},
-                         max(n_commands, 1), stamped=False)
-    if n_commands:
-        commands.set("data", result.command_rad_s)
-    string_type = ts.types["std_msgs/msg/String"]
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with BagWriter(path, storage=storage, custom_data={**result.metadata(), **(extra_metadata or {})}) as bag:
-        for topic, msgtype in (("/joint_states", "sensor_msgs/msg/JointState"),
-                               ("/motor_currents", "sensor_msgs/msg/JointState"),
-                               ("/target_moment", "sensor_msgs/msg/JointState"),
-                               ("/force_torque_sensor_broadcaster/wrench", "geometry_msgs/msg/WrenchStamped"),
-                               ("/forward_velocity_controller/commands", "std_msgs/msg/Float64MultiArray"),
-                               ("/excitation/progress", "std_msgs/msg/String")):
-            bag.add_topic(topic, msgtype)
-        c = 0
-        for k in range(n_samples):
-            rx = int(state_rx[k])
-            bag.write_raw("/joint_states", rx, js.message(k))
-            bag.write_raw("/motor_currents", rx, effort_tables[0].message(k))
-            bag.write_raw("/target_moment", rx, effort_tables[1].message(k))
-            bag.write_raw("/force_torque_sensor_broadcaster/wrench", rx, wrench.message(k))
-            # The excitation node's answers to this state (command, progress) arrive before the next state.
-            next_rx = int(state_rx[k + 1]) if k + 1 < n_samples else 2**62
-            while c < n_commands and command_rx[c] <= next_rx:
-                crx = int(command_rx[c])
-                bag.write_raw("/forward_velocity_controller/commands", crx, commands.message(c))
-                if crx in progress_rx:
-                    bag.write("/excitation/progress", crx, string_type(data=progress_rx[crx]))
-                c += 1
-    return path

@@ -15,9 +15,10 @@ inequalities of I hold for every draw.
 
 Assumptions (nothing here is published for the UR3; see ur.md):
 
-* Drive gains (joint torque per motor current, Nm/A): :data:`NOMINAL_DRIVE_GAINS_NM_PER_A`,
-  UR3 10, 10, 8, 6, 6, 6 (big joints ~10 like the identified UR10e values in ur.md,
-  the smaller elbow and wrist drives lower). UR5e/UR10e use the published UR10e values.
+* Drive gains (joint torque per motor current, Nm/A): the assumed nominal ones of
+  :mod:`robot_dynamics_id.robots.priors`, drawn around. The model the simulated UR
+  controller believes in (``controller_model``) is
+  :func:`robot_dynamics_id.io.model_file.ur_controller_model`.
 * Friction (seeds.md P2 eq. 11 form, dynamics/friction.py): UR3 Coulomb 2.2/2.2/1.5 Nm
   on base/shoulder/elbow and 0.7 Nm on the wrists; extra static friction ~40 % of
   Coulomb; Stribeck velocity 0.1 rad/s; viscous 1.4/1.4/0.8/0.25/0.25/0.25 Nm·s/rad;
@@ -45,13 +46,14 @@ import numpy as np
 
 from ..dynamics.friction import FrictionParameters
 from ..io.model_file import DynamicModel
+from ..io.model_file import ur_controller_model as controller_model
 from ..robots.description import get_robot
+from ..robots.priors import nominal_drive_gains
 
 __all__ = [
     "COULOMB_VELOCITY_RAD_S",
     "FRICTION_KINDS",
     "PlantTruth",
-    "NOMINAL_DRIVE_GAINS_NM_PER_A",
     "TruthSpread",
     "controller_model",
     "make_truth",
@@ -66,15 +68,6 @@ PlantTruth = DynamicModel
 
 #: Coulomb smoothing velocity v_k of the plant's friction, rad/s (fixed, not drawn).
 COULOMB_VELOCITY_RAD_S = 0.01
-
-#: Assumed nominal drive gains, joint side, Nm/A (not published for the UR3: see module doc).
-NOMINAL_DRIVE_GAINS_NM_PER_A: dict[str, tuple[float, ...]] = {
-    "ur3": (10.0, 10.0, 8.0, 6.0, 6.0, 6.0),
-    "ur3e": (10.0, 10.0, 8.0, 6.0, 6.0, 6.0),
-    # UR10e identified gains quoted in ur.md, used for the two larger e-Series arms.
-    "ur5e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
-    "ur10e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
-}
 
 #: The plant's friction families: ``p2`` (seeds.md P2 eq. 11 + offset) or ``real`` (what real UR joints show).
 FRICTION_KINDS = ("p2", "real")
@@ -128,11 +121,6 @@ def _robot_name(robot: str) -> str:
     return key
 
 
-def nominal_drive_gains(robot: str = "ur3") -> np.ndarray:
-    """Assumed nominal drive gains of a built-in UR arm, Nm/A."""
-    return np.array(NOMINAL_DRIVE_GAINS_NM_PER_A[_robot_name(robot)], float)
-
-
 def _friction_kind(kind: str) -> str:
     if kind not in FRICTION_KINDS:
         raise ValueError(f"friction kind {kind!r} is unknown; choose one of {', '.join(FRICTION_KINDS)}")
@@ -171,15 +159,6 @@ def nominal_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters
         stribeck_velocity_rad_s=np.full(6, 0.1),
         coulomb_velocity_rad_s=np.full(6, COULOMB_VELOCITY_RAD_S),
     )
-
-
-def controller_model(robot: str = "ur3") -> DynamicModel:
-    """The model the simulated UR controller believes in: published inertials and rotor priors,
-    no friction, nominal drive gains (used for feed-forward, gravity compensation, target_current)."""
-    name = _robot_name(robot)
-    base = DynamicModel.nominal(name)
-    return replace(base, drive_gains_nm_per_a=nominal_drive_gains(name),
-                   provenance={"source": "robot_dynamics_id.sim.truth.controller_model", "robot": name})
 
 
 def nominal_truth(robot: str = "ur3", *, friction: str = "p2") -> DynamicModel:

@@ -8,11 +8,12 @@ import yaml
 
 from robot_dynamics_id.cli import main
 from robot_dynamics_id.dynamics.payload import payload_parameters, payload_regressor
-from robot_dynamics_id.excitation.trajectory import load_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory
 from robot_dynamics_id.identification.synthetic import inverse_dynamics
 from robot_dynamics_id.io.recording import Recording
 from robot_dynamics_id.io.ur_csv import write_ur_csv
-from robot_dynamics_id.sim.experiment import run_experiment, write_experiment_bag
+from robot_dynamics_id.sim.experiment import run_experiment
+from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 
 MASS, COM = 1.3, (0.02, -0.01, 0.05)
 CURRENT_LABEL = "motor current x drive gains (from the simulated truth) Nm/A"

@@ -7,11 +7,11 @@ import pytest
 import yaml
 
 from robot_dynamics_id.cli import main
-from robot_dynamics_id.excitation.trajectory import load_trajectory, save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory, save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag, read_bag
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.io.ur_csv import read_ur_csv
-from robot_dynamics_id.sim.experiment import paper_prbs_excitation
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation
 from robot_dynamics_id.sim.truth import make_truth, nominal_drive_gains
 
 

@@ -7,8 +7,8 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics_id.control.contact import ContactStage
-from robot_dynamics_id.control.controller import (ControllerConfig, OperationalSpaceController, OutputMode,
-                                                  Payload)
+from robot_dynamics_id.control.controller import OperationalSpaceController
+from robot_dynamics_id.control.controller_config import ControllerConfig, OutputMode, Payload
 from robot_dynamics_id.io.model_file import DynamicModel
 
 Q = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])
@@ -168,7 +168,7 @@ def test_friction_feed_forward_evaluates_the_extended_model(model):
     for _ in range(10):
         qd = rng.normal(0, 0.8, 6)
         load = rng.normal(0, 10, 6)
-        np.testing.assert_allclose(ctl._friction(qd, load), friction_torque(fr, qd, load_torque_nm=load), atol=1e-12)
+        np.testing.assert_allclose(ctl.friction_compensation.torque(qd, load), friction_torque(fr, qd, load_torque_nm=load), atol=1e-12)
     # without a load torque the load-dependent term is left out, nothing else changes
     qd = rng.normal(0, 0.8, 6)
-    np.testing.assert_allclose(ctl._friction(qd), friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)
+    np.testing.assert_allclose(ctl.friction_compensation.torque(qd), friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)

@@ -10,7 +10,8 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics_id.control.contact import ContactStage
-from robot_dynamics_id.control.controller import ControllerConfig, OperationalSpaceController
+from robot_dynamics_id.control.controller import OperationalSpaceController
+from robot_dynamics_id.control.controller_config import ControllerConfig
 from robot_dynamics_id.control.flexible import UR3_JOINT_STIFFNESS_NM_PER_RAD, compliant_force_setpoint
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.robots import load_robot

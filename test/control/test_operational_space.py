@@ -4,7 +4,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics_id.control.controller import ControllerConfig, OperationalSpaceController
+from robot_dynamics_id.control.controller import OperationalSpaceController
+from robot_dynamics_id.control.controller_config import ControllerConfig
 from robot_dynamics_id.control.operational_space import OperationalSpaceModel, orientation_error, shift_wrench
 from robot_dynamics_id.control.selection import (POLISHING_MOTION_AXES, motion_axes_from_names,
                                                  selection_matrices)
@@ -81,7 +82,7 @@ def test_inlined_friction_equals_the_package_model():
     ctl = OperationalSpaceController(replace(model, friction=fr),
                                      config=ControllerConfig(friction_compensation_velocity_rad_s=0.0))
     for qd in (QD, -QD * 0.01, np.zeros(6)):
-        np.testing.assert_allclose(ctl._friction(qd), friction_torque(fr, qd), atol=1e-12)
+        np.testing.assert_allclose(ctl.friction_compensation.torque(qd), friction_torque(fr, qd), atol=1e-12)
 
 
 def test_free_motion_law_decouples_the_end_effector():

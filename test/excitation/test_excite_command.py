@@ -4,7 +4,7 @@ import numpy as np
 import yaml
 
 from robot_dynamics_id.cli import main
-from robot_dynamics_id.excitation.trajectory import load_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory
 
 
 def test_plan_prbs_then_check(tmp_path, capsys):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_id.excitation.fourier import FourierTrajectory, rest_constrained_coefficients
-from robot_dynamics_id.excitation.trajectory import load_trajectory, save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory, save_trajectory
 
 
 def _random(seed=0, n=6, k=5, periods=3, period=8.0):

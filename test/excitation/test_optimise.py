@@ -13,7 +13,7 @@ from robot_dynamics_id.excitation.optimise import (
     optimise_fourier_excitation,
 )
 from robot_dynamics_id.excitation.prbs import UR_HOME_POSITION_RAD
-from robot_dynamics_id.excitation.trajectory import load_trajectory, save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import load_trajectory, save_trajectory
 from robot_dynamics_id.robots import load_robot
 
 SMALL = dict(duration_s=8.0, period_s=4.0, n_harmonics=3, n_starts=1, max_iterations=12, cost_rate_hz=10.0,

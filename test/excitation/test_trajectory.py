@@ -5,14 +5,8 @@ import pytest
 import yaml
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
-from robot_dynamics_id.excitation.trajectory import (
-    JointTrajectory,
-    TrajectoryFileError,
-    approach_trajectory,
-    concatenate_trajectories,
-    load_trajectory,
-    save_trajectory,
-)
+from robot_dynamics_id.excitation.trajectory import JointTrajectory, approach_trajectory, concatenate_trajectories
+from robot_dynamics_id.excitation.trajectory_file import TrajectoryFileError, load_trajectory, save_trajectory
 
 
 def _cubic_samples(rate_hz=50.0, duration=2.0):

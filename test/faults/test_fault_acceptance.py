@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
-from robot_dynamics_id.excitation.trajectory import save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag
 from robot_dynamics_id.io.model_file import DynamicModel
 from rdi_test_support.launch_emulation import NodeLaunch, package_share, plan_launch

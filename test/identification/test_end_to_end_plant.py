@@ -19,7 +19,8 @@ from robot_dynamics_id.dynamics.regressor import full_parameter_vector
 from robot_dynamics_id.identification.drive_gains import identify_drive_gains_from_recordings
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, validate
 from robot_dynamics_id.robots.model import load_robot
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation, run_experiment, run_known_payload_experiment
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
+from robot_dynamics_id.sim.experiment import run_experiment, run_known_payload_experiment
 
 TRUTH_SEED = 7
 

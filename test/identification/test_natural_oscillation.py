@@ -15,7 +15,7 @@ from robot_dynamics_id.identification.natural_oscillation import (
     spectral_frequency_hz,
     zero_crossing_frequency_hz,
 )
-from robot_dynamics_id.identification.natural_oscillation_paper import (
+from robot_dynamics_id.scenarios.natural_oscillation_paper import (
     PAPER_TABLE_I,
     PAPER_TABLE_II,
     one_dof_setup,

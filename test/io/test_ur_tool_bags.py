@@ -14,7 +14,8 @@ from robot_dynamics_id.io.bag_reader import BagReadError
 from robot_dynamics_id.io.recording import Recording
 from robot_dynamics_id.io.ur_driver_bags import check_driver_effort, read_rtde_publisher_bag
 from robot_dynamics_id.robots import load_robot
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation, run_experiment
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
+from robot_dynamics_id.sim.experiment import run_experiment
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +163,7 @@ def test_rtde_publisher_bag_without_velocities_names_the_recipe(sim, tmp_path):
 
 
 def test_our_own_bags_are_not_mistaken_for_ur_tool_bags(sim, tmp_path):
-    from robot_dynamics_id.sim.experiment import write_experiment_bag
+    from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 
     robot, result = sim
     short = replace(result, recording=result.recording.select(slice(0, 1000)))

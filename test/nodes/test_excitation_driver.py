@@ -19,7 +19,7 @@ from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
-from robot_dynamics_id.excitation.trajectory import save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import save_trajectory
 from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 

@@ -19,7 +19,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
-from robot_dynamics_id.excitation.trajectory import save_trajectory
+from robot_dynamics_id.excitation.trajectory_file import save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag
 from robot_dynamics_id.io.bag_writer import default_typestore
 from rdi_test_support.launch_emulation import plan_launch

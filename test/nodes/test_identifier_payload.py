@@ -13,7 +13,8 @@ from robot_dynamics_id.excitation.payload import PayloadExcitationSettings, plan
 from rdi_test_support.launch_emulation import node_command, plan_launch
 from robot_dynamics_id.robots import load_robot
 from robot_dynamics_id.ros_processes import loopback_environment
-from robot_dynamics_id.sim.experiment import run_experiment, write_experiment_bag
+from robot_dynamics_id.sim.experiment import run_experiment
+from robot_dynamics_id.sim.experiment_bag import write_experiment_bag
 
 pytestmark = pytest.mark.ros
 

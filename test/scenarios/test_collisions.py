@@ -6,7 +6,8 @@ import pytest
 from robot_dynamics_id.control.collision import CollisionDetector, estimate_thresholds, observer_residuals
 from robot_dynamics_id.scenarios.collisions import (CASE_KINDS, plan_collision_cases, reference_run,
                                                     run_collision_case, run_collision_free)
-from robot_dynamics_id.sim.experiment import paper_prbs_excitation, run_experiment
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation
+from robot_dynamics_id.sim.experiment import run_experiment
 from robot_dynamics_id.sim.truth import controller_model, make_truth
 
 RATE_HZ = 500.0

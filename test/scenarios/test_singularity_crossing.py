@@ -3,7 +3,8 @@
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics_id.control.polishing import POLISHING_TOOL, solve_ik
+from robot_dynamics_id.robots.kinematics import solve_ik
+from robot_dynamics_id.scenarios.polishing import POLISHING_TOOL
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.scenarios.singularity_crossing import SINGULAR_Q_RAD, post_path, run_singularity_crossing
 from robot_dynamics_id.sim.truth import make_truth

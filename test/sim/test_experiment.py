@@ -10,15 +10,9 @@ from robot_dynamics_id.excitation.trajectory import JointTrajectory
 from robot_dynamics_id.io.bag_reader import open_bag, read_bag
 from robot_dynamics_id.io.bag_writer import default_typestore
 from robot_dynamics_id.io.model_file import DynamicModel
-from robot_dynamics_id.sim.experiment import (
-    DEFAULT_CLOCK_OFFSET_S,
-    PayloadSpec,
-    _precomputed,
-    paper_prbs_excitation,
-    run_experiment,
-    run_known_payload_experiment,
-    write_experiment_bag,
-)
+from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation
+from robot_dynamics_id.sim.experiment import PayloadSpec, _precomputed, run_experiment, run_known_payload_experiment
+from robot_dynamics_id.sim.experiment_bag import DEFAULT_CLOCK_OFFSET_S, write_experiment_bag
 from robot_dynamics_id.sim.truth import make_truth, nominal_drive_gains
 
 RATE = 500.0

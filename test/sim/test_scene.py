@@ -5,7 +5,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics_id.control.polishing import solve_ik
+from robot_dynamics_id.robots.kinematics import solve_ik
 from robot_dynamics_id.robots.model import load_robot
 from robot_dynamics_id.sim.plant import SimulatedUR
 from robot_dynamics_id.sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, Tool,

@@ -17,10 +17,12 @@ An unmodified ur_rtde client (``rtde_receive.RTDEReceiveInterface``,
   e-Series): RTDE watchdog check, one script cycle, one plant step, output
   packages out.
 
-Faults can be injected from tests (:meth:`StandInController.drop_connections`,
+Faults can be injected from tests (:mod:`.faults`: :meth:`StandInController.drop_connections`,
 :meth:`stall_stream`, :meth:`trigger_protective_stop`, :meth:`stop_program`,
 :meth:`set_unreachable`) or, for a stand-in in another process, through the
-line-based fault-control port (:mod:`.fault_control`). Everything the stand-in
+line-based fault-control port (:mod:`.fault_control`). The RTDE connections are
+served by :mod:`.rtde_session`; this module holds the lifecycle, the programs and the
+control loop. Everything the stand-in
 rejects or does on its own is written to its event log (``events``) and to the
 ``robot_dynamics_id.sim.ur_controller`` logger.
 
@@ -31,22 +33,19 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
-import select
-import socket
-import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...hardware.os_thread import set_os_thread_name
-from ...robot_state import RobotMode, SafetyMode
-from . import rtde_protocol as rp
+from ...robot_state import SafetyMode
 from .control_script import ControlScript, Registers, ScriptError, parse_register_offsets
+from .faults import FaultInjection
 from .personality import Personality, get_personality
+from .rtde_session import RtdeSessions, Snapshot
 from .servers import Listener, check_loopback
 
 __all__ = ["RuntimeState", "StandInController", "ControllerEvent"]
@@ -58,8 +57,6 @@ DEFAULT_INITIAL_Q_RAD = (0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0)
 REST_SPEED_RAD_S = 0.005
 #: how far the control loop may fall behind the wall clock before it gives up catching up (s)
 CATCH_UP_LIMIT_S = 0.5
-#: bytes an RTDE client may fall behind before the controller drops it
-MAX_SEND_BACKLOG_BYTES = 256 * 1024
 #: controller cycles kept in the velocity trace (:attr:`StandInController.velocity_trace`): 4 s at 500 Hz
 VELOCITY_TRACE_TICKS = 2000
 
@@ -82,36 +79,6 @@ class ControllerEvent:
     time_s: float
     level: str
     message: str
-
-
-@dataclass
-class _RtdeClient:
-    """One RTDE connection's negotiated state."""
-
-    sock: socket.socket
-    peer: str
-    protocol_version: int = 1
-    outputs: list[rp.Recipe] = field(default_factory=list)
-    output_getters: list[list] = field(default_factory=list)
-    output_divisors: list[int] = field(default_factory=list)
-    inputs: dict[int, rp.Recipe] = field(default_factory=dict)
-    input_layouts: dict[int, list] = field(default_factory=dict)
-    next_input_id: int = 1
-    started: bool = False
-    pending: bytearray = field(default_factory=bytearray)
-    send_lock: threading.Lock = field(default_factory=threading.Lock)
-    closed: bool = False
-    done: threading.Event = field(default_factory=threading.Event)
-    buffer: bytearray = field(default_factory=bytearray)
-    packages_received: int = 0
-    packages_sent: int = 0
-
-
-class _Snapshot:
-    """What one tick reports (read by the output getters)."""
-
-    __slots__ = ("state", "runtime_state", "robot_status_bits", "safety_status_bits", "safety_mode",
-                 "execution_time_ms", "target_q", "target_qd", "target_qdd")
 
 
 class _NumericRing:
@@ -137,7 +104,7 @@ class _NumericRing:
         return self._rows[np.arange(self._count - n, self._count) % self._rows.shape[0]].copy()
 
 
-class StandInController:
+class StandInController(FaultInjection):
     """A local UR controller for the real ur_rtde client, backed by :class:`SimulatedUR`.
 
     Args (keyword-only):
@@ -197,13 +164,11 @@ class StandInController:
 
         self._lock = threading.RLock()
         self.registers = Registers()
-        self._input_owner: dict[str, _RtdeClient] = {}
-        self._rtde_clients: list[_RtdeClient] = []
+        self._rtde = RtdeSessions(self, self._lock)
         self._program: ControlScript | None = None
         self._program_name = ""
         self._pending_program: tuple[float, str, str] | None = None
         self._watchdog_armed_tick = 0
-        self._input_update_tick: dict[str, int] = {}
         self._protective_stop_since: float | None = None
         self._stall_until = 0.0
         self._unreachable_until = 0.0
@@ -230,7 +195,7 @@ class StandInController:
         self.max_work_time_s = 0.0
         #: the last ticks whose work took longer than a period: (tick, total, step, snapshot, send) in s
         self.slow_ticks = _NumericRing(100, 5)
-        self._snap = _Snapshot()
+        self.snapshot = Snapshot()
         self._listeners: dict[str, Listener] = {}
         self._thread: threading.Thread | None = None
         self._stop_event = threading.Event()
@@ -269,18 +234,18 @@ class StandInController:
         for name in names:
             if name == "rtde":
                 listener = Listener(name="rtde", host=self.host, port=self._ports["rtde"],
-                                    handler=self._serve_rtde, on_error=self._reject)
+                                    handler=self._rtde.serve, on_error=self.reject)
             elif name == "dashboard":
                 listener = Listener(name="dashboard", host=self.host, port=self._ports["dashboard"],
-                                    handler=lambda s, p: dashboard.serve(self, s, p), on_error=self._reject)
+                                    handler=lambda s, p: dashboard.serve(self, s, p), on_error=self.reject)
             elif name == "control":
                 listener = Listener(name="fault-control", host=self.host, port=self._control_port,
-                                    handler=lambda s, p: fault_control.serve(self, s, p), on_error=self._reject)
+                                    handler=lambda s, p: fault_control.serve(self, s, p), on_error=self.reject)
             else:
                 port = int(name[len("script"):])
                 listener = Listener(name=f"script:{port}", host=self.host, port=port,
                                     handler=lambda s, p, port=port: script_port.serve(self, s, p, port),
-                                    on_error=self._reject)
+                                    on_error=self.reject)
             self._listeners[name] = listener
 
     def stop(self) -> None:
@@ -289,8 +254,7 @@ class StandInController:
         if self._thread is not None:
             self._thread.join(2.0)
             self._thread = None
-        for client in list(self._rtde_clients):
-            self._close_rtde(client, "controller stopped")
+        self._rtde.close_all("controller stopped")
         self._close_listeners()
 
     def _close_listeners(self) -> None:
@@ -304,6 +268,11 @@ class StandInController:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+    @property
+    def serving(self) -> bool:
+        """True from :meth:`start` until :meth:`stop`."""
+        return self._thread is not None and not self._stop_event.is_set()
+
     def port(self, name: str) -> int:
         """Bound port of ``rtde``, ``dashboard``, ``control`` or ``script<port>``."""
         return self._listeners[name].port
@@ -315,7 +284,8 @@ class StandInController:
         self._event_count += 1
         LOG.log({"info": logging.INFO, "warn": logging.WARNING}.get(level, logging.ERROR), message)
 
-    def _reject(self, message: str) -> None:
+    def reject(self, message: str) -> None:
+        """Count and log something the stand-in refused (a bad request, a refused command)."""
         self.rejections += 1
         self.log("warn", f"rejected: {message}")
 
@@ -356,70 +326,6 @@ class StandInController:
             rows = self._motion_log.rows()
         return [(float(t), "moving" if moving else "rest") for t, moving in rows]
 
-    # ---- fault injection (any thread) -----------------------------------------------------------------
-    def drop_connections(self, kind: str = "rtde") -> int:
-        """Close client connections abruptly: ``rtde``, ``dashboard``, ``script`` or ``all``."""
-        names = [n for n in self._listeners if kind == "all" or n.startswith(kind)]
-        if not names:
-            raise ValueError(f"drop_connections: unknown kind {kind!r}; use rtde, dashboard, script or all")
-        count = sum(self._listeners[n].drop_clients() for n in names if n != "control")
-        self.log("warn", f"fault injected: dropped {count} {kind} connection(s)")
-        return count
-
-    def stall_stream(self, seconds: float | None = None) -> None:
-        """Stop sending RTDE data packages for ``seconds`` (None: until :meth:`resume_stream`).
-
-        Connections stay open and inputs are still accepted: the client just sees no new data."""
-        with self._lock:
-            self._stall_until = math.inf if seconds is None else time.monotonic() + float(seconds)
-        self.log("warn", f"fault injected: RTDE output stream stalled for "
-                         f"{'ever' if seconds is None else f'{seconds:g} s'}")
-
-    def resume_stream(self) -> None:
-        with self._lock:
-            self._stall_until = 0.0
-        self.log("info", "RTDE output stream resumed")
-
-    @property
-    def stream_stalled(self) -> bool:
-        return time.monotonic() < self._stall_until
-
-    def trigger_protective_stop(self, reason: str = "injected") -> None:
-        """Protective stop: the arm stops, the program stops, motion is refused until unlocked."""
-        with self._lock:
-            self._enter_protective_stop(f"protective stop ({reason})")
-
-    def stop_program(self, reason: str = "injected") -> None:
-        """Stop the running program (as the dashboard's ``stop``): the arm decelerates to rest."""
-        with self._lock:
-            self._stop_program(f"program stopped ({reason})")
-
-    def set_unreachable(self, seconds: float) -> None:
-        """Close every port (connections reset, new ones refused) for ``seconds``, like a controller
-        reboot or a pulled cable; the arm stops as the program loses its client (watchdog) or not."""
-        with self._lock:
-            self._unreachable_until = time.monotonic() + float(seconds)
-            closed = [name for name in self._listeners if name != "control"]
-            for name in closed:
-                self._listeners.pop(name).close()
-            self._closed_ports = closed
-        self.log("warn", f"fault injected: controller unreachable for {seconds:g} s (ports closed: "
-                         f"{', '.join(closed)})")
-
-    def unlock_protective_stop(self) -> str:
-        """The dashboard's ``unlock protective stop``; returns its reply."""
-        with self._lock:
-            if self._protective_stop_since is None:
-                return "Protective stop releasing"
-            if time.monotonic() - self._protective_stop_since < self.unlock_delay_s:
-                self._reject(f"unlock protective stop less than {self.unlock_delay_s:g} s after it occurred")
-                return (f"Cannot unlock protective stop until {self.unlock_delay_s:g}s after occurrence. "
-                        "Always inspect cause of protective stop before unlocking")
-            self.plant.clear_protective_stop()
-            self._protective_stop_since = None
-            self.log("info", "protective stop unlocked")
-            return "Protective stop releasing"
-
     # ---- observation ---------------------------------------------------------------------------------
     @property
     def program_running(self) -> bool:
@@ -445,11 +351,11 @@ class StandInController:
                 "mode": plant.mode,
                 "program_running": self.program_running,
                 "program": self._program_name,
-                "runtime_state": self._snap.runtime_state,
+                "runtime_state": self.snapshot.runtime_state,
                 "protective_stop": self.in_protective_stop,
                 "watchdog_hz": None if watchdog is None else watchdog[1],
                 "stream_stalled": self.stream_stalled,
-                "rtde_clients": len(self._rtde_clients),
+                "rtde_clients": len(self._rtde.clients),
                 "ticks": self.ticks,
                 "late_ticks": self.late_ticks,
                 "max_lateness_s": self.max_lateness_s,
@@ -492,7 +398,7 @@ class StandInController:
         if self._program is not None and self._program.running:
             self._stop_program(f"program {self._program_name!r} replaced by {name!r}")
         if self._protective_stop_since is not None:
-            self._reject(f"program {name!r} not started: the robot is in a protective stop "
+            self.reject(f"program {name!r} not started: the robot is in a protective stop "
                          "(unlock it on the dashboard first)")
             return
         if name != "rtde_control":
@@ -508,7 +414,7 @@ class StandInController:
                 supports_direct_torque=self.personality.supports_direct_torque and "direct_torque(" in text,
                 stop_deceleration_rad_s2=self._stop_deceleration, log=self.log, on_stop=self._record_stop)
         except ValueError as exc:
-            self._reject(f"program {name!r} not started: {exc}")
+            self.reject(f"program {name!r} not started: {exc}")
             return
         self._program_name = name
         self._watchdog_armed_tick = self.ticks
@@ -581,7 +487,8 @@ class StandInController:
                 t_tick = time.perf_counter()
                 self._update_snapshot(t_tick - start)
                 t_snapshot = time.perf_counter()
-                self._publish()
+                if not self.stream_stalled:
+                    self._rtde.publish(self.ticks)
             except Exception as exc:  # the loop must survive anything a client provokes
                 self.log("error", f"control loop error: {type(exc).__name__}: {exc}")
             end = time.perf_counter()
@@ -595,9 +502,9 @@ class StandInController:
             deadline += period
             delay = deadline - time.perf_counter()
             try:
-                self._service_rtde(0.0)
+                self._rtde.service(0.0)
                 while delay > 0:  # wait for the next tick, answering clients meanwhile
-                    self._service_rtde(delay)
+                    self._rtde.service(delay)
                     delay = deadline - time.perf_counter()
             except Exception as exc:
                 self.log("error", f"RTDE service error: {type(exc).__name__}: {exc}")
@@ -624,7 +531,7 @@ class StandInController:
                 # scheduled for a while (a loaded test machine), client packages wait in the socket
                 # instead of counting as missing.
                 name, frequency = program.watchdog
-                last_tick = max(self._input_update_tick.get(name, -1), self._watchdog_armed_tick)
+                last_tick = max(self._rtde.input_update_tick.get(name, -1), self._watchdog_armed_tick)
                 if self.ticks - last_tick > self.rate_hz / frequency:
                     self._stop_program(f"RTDE input watchdog: no update of {name} for "
                                        f"{self.ticks - last_tick} cycles (min {frequency:g} Hz): program stopped",
@@ -652,7 +559,7 @@ class StandInController:
             self._motion_log.append(time.time(), 1.0 if moving else 0.0)
 
     def _update_snapshot(self, execution_time_s: float) -> None:
-        snap = _Snapshot()
+        snap = Snapshot()
         plant = self.plant
         with self._lock:
             snap.state = plant.state()
@@ -667,367 +574,4 @@ class StandInController:
             snap.target_q = plant.reference_q_rad
             snap.target_qd = plant.reference_qd_rad_s
             snap.target_qdd = np.zeros(6)
-        self._snap = snap
-
-    # ---- RTDE: outputs ---------------------------------------------------------------------------------------
-    def _getter(self, name: str):
-        """A zero-argument function returning field ``name`` of the current snapshot."""
-        s = lambda: self._snap  # noqa: E731 - the snapshot object is replaced every tick
-        regs = self.registers
-        simple = {
-            "timestamp": lambda: s().state.timestamp_s,
-            "actual_q": lambda: s().state.q_rad,
-            "actual_qd": lambda: s().state.qd_rad_s,
-            "actual_current": lambda: s().state.current_a,
-            "actual_current_window": lambda: np.abs(s().state.current_a) * 0.05,
-            "target_current": lambda: s().state.target_current_a,
-            "target_moment": lambda: s().state.target_moment_nm,
-            "joint_control_output": lambda: s().state.target_current_a,
-            "actual_TCP_force": lambda: s().state.tcp_wrench_base,
-            "target_q": lambda: s().target_q,
-            "target_qd": lambda: s().target_qd,
-            "target_qdd": lambda: s().target_qdd,
-            "robot_mode": lambda: int(RobotMode.RUNNING),
-            "safety_mode": lambda: s().safety_mode,
-            "safety_status": lambda: s().safety_mode,
-            "runtime_state": lambda: s().runtime_state,
-            "robot_status_bits": lambda: s().robot_status_bits,
-            "safety_status_bits": lambda: s().safety_status_bits,
-            "joint_mode": lambda: (253,) * 6,  # JOINT_RUNNING_MODE
-            "speed_scaling": lambda: 1.0,
-            "target_speed_fraction": lambda: 1.0,
-            "actual_execution_time": lambda: s().execution_time_ms,
-            "actual_main_voltage": lambda: 48.0,
-            "actual_robot_voltage": lambda: 48.0,
-            "actual_robot_current": lambda: float(np.sum(np.abs(s().state.current_a))) * 0.1,
-            "actual_joint_voltage": lambda: (48.0,) * 6,
-            "joint_temperatures": lambda: (32.0,) * 6,
-            "actual_TCP_pose": self._tcp_pose,
-            "target_TCP_pose": self._tcp_pose,
-            "payload": lambda: float(self.plant.payload_kg),
-            "output_bit_registers0_to_31": lambda: regs.output_bits & 0xFFFFFFFF,
-            "output_bit_registers32_to_63": lambda: (regs.output_bits >> 32) & 0xFFFFFFFF,
-            "input_bit_registers0_to_31": lambda: regs.input_bits & 0xFFFFFFFF,
-            "input_bit_registers32_to_63": lambda: (regs.input_bits >> 32) & 0xFFFFFFFF,
-        }
-        if name in simple:
-            return simple[name]
-        m = rp._REGISTER.match(name)
-        if m:
-            direction, kind, index = m.group(1), m.group(2), int(m.group(3))
-            if kind == "int":
-                table = regs.output_int if direction == "output" else regs.input_int
-                return lambda: table[index]
-            if kind == "double":
-                table = regs.output_double if direction == "output" else regs.input_double
-                return lambda: table[index]
-            bits_attr = "output_bits" if direction == "output" else "input_bits"
-            return lambda: bool((getattr(regs, bits_attr) >> index) & 1)
-        typ = rp.output_field_type(name)
-        zero = {"VECTOR3D": (0.0,) * 3, "VECTOR6D": (0.0,) * 6, "VECTOR6INT32": (0,) * 6,
-                "VECTOR6UINT32": (0,) * 6, "DOUBLE": 0.0, "BOOL": False}.get(typ, 0)
-        return lambda: zero
-
-    def _tcp_pose(self):
-        from scipy.spatial.transform import Rotation
-
-        pose = self.plant.flange_pose_base()
-        return tuple(pose[:3, 3]) + tuple(Rotation.from_matrix(pose[:3, :3]).as_rotvec())
-
-    def _publish(self) -> None:
-        if time.monotonic() < self._stall_until:
-            return
-        tick = self.ticks
-        for client in list(self._rtde_clients):
-            if not client.started or client.closed:
-                continue
-            for recipe, getters, divisor in zip(client.outputs, client.output_getters, client.output_divisors):
-                if tick % divisor:
-                    continue
-                flat: list = []
-                for vector, get in getters:
-                    if vector:
-                        flat.extend(get())
-                    else:
-                        flat.append(get())
-                try:
-                    payload = bytes((recipe.recipe_id,)) + recipe.codec.pack(*flat)
-                except struct.error as exc:
-                    self.log("error", f"cannot pack recipe {recipe.recipe_id} for {client.peer}: {exc}")
-                    continue
-                self._send(client, rp.frame(rp.PackageType.DATA_PACKAGE, payload))
-                client.packages_sent += 1
-
-    def _send(self, client: _RtdeClient, data: bytes) -> None:
-        """Non-blocking send: a client that stops reading must not stall the control loop."""
-        with client.send_lock:
-            if client.closed:
-                return
-            client.pending += data
-            try:
-                sent = client.sock.send(client.pending, socket.MSG_DONTWAIT)
-                del client.pending[:sent]
-            except BlockingIOError:
-                pass
-            except OSError:
-                client.closed = True
-                return
-            if len(client.pending) > MAX_SEND_BACKLOG_BYTES:
-                client.closed = True
-                self._reject(f"RTDE client {client.peer} stopped reading ({len(client.pending)} bytes queued): "
-                             "connection closed")
-                try:
-                    client.sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    # ---- RTDE: requests ---------------------------------------------------------------------------------------
-    def _serve_rtde(self, sock: socket.socket, peer) -> None:
-        """Listener thread of one RTDE client: hands the socket to the control loop and waits.
-
-        The control loop thread reads and answers every RTDE socket itself (select between ticks):
-        reader threads competing for the GIL with the 500 Hz loop made it miss most deadlines."""
-        client = _RtdeClient(sock=sock, peer=f"{peer[0]}:{peer[1]}")
-        sock.setblocking(False)
-        with self._lock:
-            self._rtde_clients.append(client)
-        self.log("info", f"RTDE client {client.peer} connected")
-        while not client.done.wait(0.5):
-            if self._stop_event.is_set() or self._thread is None:
-                self._close_rtde(client, "controller stopped")
-
-    def _close_rtde(self, client: _RtdeClient, reason: str) -> None:
-        with self._lock:
-            if client.done.is_set():
-                return
-            client.closed = True
-            if client in self._rtde_clients:
-                self._rtde_clients.remove(client)
-            for name, owner in list(self._input_owner.items()):
-                if owner is client:
-                    del self._input_owner[name]
-            client.done.set()
-        self.log("info", f"RTDE client {client.peer} disconnected ({reason})")
-
-    def _service_rtde(self, timeout_s: float) -> None:
-        """Read and handle what RTDE clients sent, waiting up to ``timeout_s`` for something to arrive."""
-        live = []
-        for c in list(self._rtde_clients):
-            if not c.closed:
-                try:
-                    if c.sock.fileno() >= 0:
-                        live.append(c)
-                        continue
-                except OSError:
-                    pass
-            # closed here, or marked closed by a failed send: forget it (else it stays in the client list and
-            # its listener thread waits forever)
-            self._close_rtde(c, "connection closed")
-        if not live:
-            if timeout_s > 0:
-                time.sleep(timeout_s)
-            return
-        try:
-            readable, _, _ = select.select([c.sock for c in live], [], [], max(0.0, timeout_s))
-        except (OSError, ValueError):  # a socket was closed under us (fault injection): next round
-            return
-        for sock in readable:
-            client = next((c for c in live if c.sock is sock), None)
-            if client is None:
-                continue
-            try:
-                chunk = sock.recv(65536)
-            except BlockingIOError:
-                continue
-            except OSError as exc:
-                self._close_rtde(client, f"connection error ({exc})")
-                continue
-            if not chunk:
-                self._close_rtde(client, "closed by the client")
-                continue
-            client.buffer += chunk
-            try:
-                packages = rp.split_packages(client.buffer)
-            except rp.ProtocolError as exc:
-                self._reject(f"RTDE client {client.peer}: {exc}; closing the connection")
-                self._close_rtde(client, "protocol error")
-                continue
-            for ptype, payload in packages:
-                client.packages_received += 1
-                self._handle_rtde(client, ptype, payload)
-
-    def _reply(self, client: _RtdeClient, ptype: int, payload: bytes) -> None:
-        self._send(client, rp.frame(ptype, payload))
-
-    def _refuse(self, client: _RtdeClient, message: str) -> None:
-        # Logged only: a refused setup is answered in its reply (recipe id 0, NOT_FOUND / IN_USE), and an
-        # unsolicited TEXT_MESSAGE in between would desynchronise a client waiting for that reply.
-        self._reject(f"RTDE client {client.peer}: {message}")
-
-    def _handle_rtde(self, client: _RtdeClient, ptype: int, payload: bytes) -> None:
-        P = rp.PackageType
-        if self.trace_inputs and ptype != P.DATA_PACKAGE:
-            self.log("info", f"RTDE request {P.NAMES.get(ptype, ptype)} from {client.peer}: {payload[:60]!r}")
-        if ptype == P.REQUEST_PROTOCOL_VERSION:
-            if len(payload) != 2:
-                self._refuse(client, f"protocol version request has {len(payload)} bytes, needs 2")
-                self._reply(client, ptype, b"\x00")
-                return
-            (version,) = struct.unpack(">H", payload)
-            accepted = version in (1, 2)
-            if accepted:
-                client.protocol_version = version
-            else:
-                self._refuse(client, f"protocol version {version} not supported (1 or 2)")
-            self._reply(client, ptype, bytes((int(accepted),)))
-        elif ptype == P.GET_URCONTROL_VERSION:
-            self._reply(client, ptype, struct.pack(">IIII", *self.personality.version))
-        elif ptype == P.CONTROL_PACKAGE_SETUP_OUTPUTS:
-            self._setup_outputs(client, payload)
-        elif ptype == P.CONTROL_PACKAGE_SETUP_INPUTS:
-            self._setup_inputs(client, payload)
-        elif ptype == P.CONTROL_PACKAGE_START:
-            ok = bool(client.outputs or client.inputs)
-            if not ok:
-                self._refuse(client, "start requested before any recipe was set up")
-            client.started = client.started or ok
-            self._reply(client, ptype, bytes((int(ok),)))
-        elif ptype == P.CONTROL_PACKAGE_PAUSE:
-            client.started = False
-            self._reply(client, ptype, b"\x01")
-        elif ptype == P.DATA_PACKAGE:
-            self._apply_inputs(client, payload)
-        elif ptype == P.TEXT_MESSAGE:
-            self.log("info", f"RTDE client {client.peer} message: {payload[:200]!r}")
-        else:
-            self._refuse(client, f"unknown package type {ptype} ignored")
-
-    def _decode_names(self, client: _RtdeClient, raw: bytes, what: str) -> list[str] | None:
-        try:
-            text = raw.decode("ascii")
-        except UnicodeDecodeError:
-            self._refuse(client, f"{what}: variable names are not ASCII")
-            return None
-        # ur_rtde terminates the list with a comma; a real controller accepts that
-        names = [n.strip() for n in text.rstrip(",").split(",")]
-        if not text.rstrip(",") or any(not n for n in names):
-            self._refuse(client, f"{what}: empty variable name in {text[:200]!r}")
-            return None
-        return names
-
-    def _setup_outputs(self, client: _RtdeClient, payload: bytes) -> None:
-        ptype = rp.PackageType.CONTROL_PACKAGE_SETUP_OUTPUTS
-        if client.protocol_version >= 2:
-            if len(payload) < 8:
-                self._refuse(client, "output setup without a frequency")
-                self._reply(client, ptype, b"\x00")
-                return
-            (frequency,) = struct.unpack(">d", payload[:8])
-            raw = payload[8:]
-        else:
-            frequency, raw = self.rate_hz, payload
-        names = self._decode_names(client, raw, "output setup")
-        if names is None:
-            self._reply(client, ptype, b"\x00")
-            return
-        types = [rp.output_field_type(n) or "NOT_FOUND" for n in names]
-        type_text = ",".join(types).encode()
-        if self.trace_inputs:
-            self.log("info", f"RTDE output setup from {client.peer} at {frequency:g} Hz: {names}")
-        if client.started:
-            self._refuse(client, "output setup while the data exchange runs: pause first")
-            self._reply(client, ptype, b"\x00" + type_text)
-            return
-        if not (math.isfinite(frequency) and 0 < frequency <= self.rate_hz):
-            self._refuse(client, f"output frequency {frequency} Hz is outside (0, {self.rate_hz:g}] Hz")
-            self._reply(client, ptype, b"\x00" + type_text)
-            return
-        if "NOT_FOUND" in types:
-            missing = [n for n, t in zip(names, types) if t == "NOT_FOUND"]
-            self._refuse(client, f"output setup: unknown variable(s) {missing[:5]}")
-            self._reply(client, ptype, b"\x00" + type_text)
-            return
-        recipe = rp.Recipe(len(client.outputs) + 1, names, types, frequency)
-        divisor = max(1, int(round(self.rate_hz / frequency)))
-        with self._lock:
-            client.outputs.append(recipe)
-            client.output_getters.append([(t.startswith("VECTOR"), self._getter(n)) for n, t in zip(names, types)])
-            client.output_divisors.append(divisor)
-        self._reply(client, ptype, bytes((recipe.recipe_id,)) + type_text)
-
-    def _setup_inputs(self, client: _RtdeClient, payload: bytes) -> None:
-        ptype = rp.PackageType.CONTROL_PACKAGE_SETUP_INPUTS
-        names = self._decode_names(client, payload, "input setup")
-        if names is None:
-            self._reply(client, ptype, b"\x00")
-            return
-        with self._lock:
-            types = []
-            for n in names:
-                t = rp.input_field_type(n)
-                owner = self._input_owner.get(n)
-                if t is None:
-                    types.append("NOT_FOUND")
-                elif owner is not None and owner is not client and not owner.closed:
-                    types.append("IN_USE")
-                else:
-                    types.append(t)
-            type_text = ",".join(types).encode()
-            bad = [f"{n} ({t})" for n, t in zip(names, types) if t in ("NOT_FOUND", "IN_USE")]
-            if bad or client.started:
-                self._refuse(client, "input setup refused: " + (", ".join(bad[:5]) if bad else
-                                                                "the data exchange runs, pause first"))
-                self._reply(client, ptype, b"\x00" + type_text)
-                return
-            if client.next_input_id > 255:
-                self._refuse(client, "input setup refused: 255 recipes already set up on this connection")
-                self._reply(client, ptype, b"\x00" + type_text)
-                return
-            if self.trace_inputs:
-                self.log("info", f"RTDE input recipe {client.next_input_id} for {client.peer}: {names}")
-            recipe = rp.Recipe(client.next_input_id, names, types)
-            client.next_input_id += 1
-            client.inputs[recipe.recipe_id] = recipe
-            layout, position = [], 0
-            for n, t in zip(names, types):
-                m = rp._REGISTER.match(n)
-                if m:
-                    layout.append((m.group(2), int(m.group(3)), position))
-                position += {"VECTOR3D": 3, "VECTOR6D": 6, "VECTOR6INT32": 6, "VECTOR6UINT32": 6}.get(t, 1)
-            client.input_layouts[recipe.recipe_id] = layout
-            for n in names:
-                self._input_owner[n] = client
-        self._reply(client, ptype, bytes((recipe.recipe_id,)) + type_text)
-
-    def _apply_inputs(self, client: _RtdeClient, payload: bytes) -> None:
-        if not payload:
-            self._refuse(client, "data package without a recipe id")
-            return
-        recipe = client.inputs.get(payload[0])
-        if recipe is None:
-            self._refuse(client, f"data package for unknown input recipe {payload[0]} ignored")
-            return
-        if not client.started:
-            self._refuse(client, f"data package for recipe {payload[0]} before start ignored")
-            return
-        if len(payload) - 1 != recipe.codec.size:
-            self._refuse(client, f"data package for recipe {recipe.recipe_id} has {len(payload) - 1} bytes of "
-                                 f"fields, the recipe needs {recipe.codec.size}; ignored")
-            return
-        flat = recipe.codec.unpack_from(payload, 1)
-        if self.trace_inputs:
-            self.log("info", f"RTDE input recipe {payload[0]} from {client.peer}: {flat}")
-        regs = self.registers
-        ticks = self.ticks
-        with self._lock:
-            # (kind, register index, position in flat) precomputed at setup: no parsing per package
-            for kind, index, position in client.input_layouts[recipe.recipe_id]:
-                value = flat[position]
-                if kind == "int":
-                    regs.input_int[index] = value
-                elif kind == "double":
-                    regs.input_double[index] = value
-                elif kind == "bit":
-                    regs.input_bits = (regs.input_bits & ~(1 << index)) | (int(bool(value)) << index)
-            for name in recipe.names:
-                self._input_update_tick[name] = ticks
+        self.snapshot = snap

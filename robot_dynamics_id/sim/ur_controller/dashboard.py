@@ -27,7 +27,7 @@ def serve(controller, sock: socket.socket, peer) -> None:
         try:
             line = reader.read_line()
         except ValueError as exc:
-            controller._reject(f"dashboard {peer[0]}:{peer[1]}: {exc}; connection closed")
+            controller.reject(f"dashboard {peer[0]}:{peer[1]}: {exc}; connection closed")
             return
         if line is None:
             return
@@ -69,7 +69,7 @@ def handle_command(controller, line: str) -> tuple[str, bool]:
     if key == "pause":
         return "Failed to execute: pause", False
     if key == "play":
-        controller._reject("dashboard play: no program is loaded on the stand-in (programs arrive on the "
+        controller.reject("dashboard play: no program is loaded on the stand-in (programs arrive on the "
                            "script port)")
         return "Failed to execute: play", False
     if key == "running":
@@ -87,7 +87,7 @@ def handle_command(controller, line: str) -> tuple[str, bool]:
     if key == "power on":
         return "Powering on", False
     if key == "power off":
-        controller._reject("dashboard power off: the stand-in arm stays powered")
+        controller.reject("dashboard power off: the stand-in arm stays powered")
         return "Powering off", False
     if key == "brake release":
         return "Brake releasing", False
@@ -107,7 +107,7 @@ def handle_command(controller, line: str) -> tuple[str, bool]:
     if key == "get loaded program":
         return "No program loaded", False
     if key.startswith("load "):
-        controller._reject(f"dashboard load: no such program {command[5:][:200]!r}")
+        controller.reject(f"dashboard load: no such program {command[5:][:200]!r}")
         return f"File not found: {command[5:]}", False
     if key.startswith("log "):
         controller.log("info", f"dashboard log: {command[4:][:200]}")
@@ -115,7 +115,7 @@ def handle_command(controller, line: str) -> tuple[str, bool]:
     if key == "quit":
         return "Disconnected", True
     if key == "shutdown":
-        controller._reject("dashboard shutdown: the stand-in keeps running (stop it with Ctrl-C)")
+        controller.reject("dashboard shutdown: the stand-in keeps running (stop it with Ctrl-C)")
         return "Shutting down", True
-    controller._reject(f"dashboard command not understood: {command[:200]!r}")
+    controller.reject(f"dashboard command not understood: {command[:200]!r}")
     return f"could not understand: '{command}'", False

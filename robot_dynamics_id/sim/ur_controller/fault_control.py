@@ -39,7 +39,7 @@ def serve(controller, sock: socket.socket, peer) -> None:
         try:
             line = reader.read_line()
         except ValueError as exc:
-            controller._reject(f"fault-control: {exc}")
+            controller.reject(f"fault-control: {exc}")
             return
         if line is None:
             return
@@ -102,7 +102,7 @@ def handle_command(controller, line: str) -> str:
         if cmd == "trace":
             return json.dumps(controller.velocity_trace(int(args[0]) if args else 0))
     except (ValueError, IndexError) as exc:
-        controller._reject(f"fault-control {line[:100]!r}: {exc}")
+        controller.reject(f"fault-control {line[:100]!r}: {exc}")
         return f"error {exc}"
-    controller._reject(f"fault-control: unknown command {line[:100]!r}")
+    controller.reject(f"fault-control: unknown command {line[:100]!r}")
     return f"error unknown command {cmd!r}: see robot_dynamics_id.sim.ur_controller.fault_control"

@@ -49,7 +49,7 @@ def serve(controller, sock: socket.socket, peer, port: int) -> None:
             break
         buffer += chunk.decode("utf-8", "replace")
         if len(buffer) > MAX_SCRIPT_BYTES:
-            controller._reject(f"script port {port}: more than {MAX_SCRIPT_BYTES} bytes without a complete "
+            controller.reject(f"script port {port}: more than {MAX_SCRIPT_BYTES} bytes without a complete "
                                "program; buffer discarded")
             buffer = ""
             continue
@@ -58,5 +58,5 @@ def serve(controller, sock: socket.socket, peer, port: int) -> None:
             controller.receive_program(program, port)
     rest = buffer.strip()
     if rest:
-        controller._reject(f"script port {port}: {len(rest)} bytes that are not a complete 'def ...: ... end' "
+        controller.reject(f"script port {port}: {len(rest)} bytes that are not a complete 'def ...: ... end' "
                            f"program ignored: {rest[:80]!r}")

@@ -10,14 +10,31 @@ import dataclasses
 
 import numpy as np
 
-from robot_dynamics_id.sim.pendulum import JointFriction
-
-from .natural_oscillation import (
+from ..dynamics.friction import FrictionParameters
+from ..identification.natural_oscillation import (
+    PushExperiment,
     bracketing_search,
     differential_evolution_search,
     incremental_search,
     run_push_trial,
 )
+from ..identification.natural_oscillation_ur3 import (
+    ACTIVE_JOINTS_FULL,
+    UR3_UPRIGHT_Q_RAD,
+    FrictionCompensatedModel,
+    PinocchioArm,
+    VerticalPlaneGravityModel,
+    active_joint_friction,
+    identify_in_passes,
+    identify_vertical_plane_gravity,
+    perturbed_model,
+    reduced_vertical_plane_model,
+    vertical_plane_first_moments,
+)
+from ..io.model_file import DynamicModel
+from ..robots import load_robot
+from ..sim.pendulum import JointFriction
+from ..sim.truth import make_truth, nominal_friction
 from .natural_oscillation_paper import (
     PAPER_TABLE_I,
     PAPER_TABLE_II,
@@ -141,19 +158,6 @@ def friction_bias_report(*, levels=((0.0, 0.0), (0.02, 0.0), (0.0, 0.01), (0.0, 
 
 def ur3_report(*, tolerance: float = 0.004, seed: int = 1) -> tuple[list[str], dict]:
     """P1 on a pinocchio UR3 (shoulder + elbow in a vertical plane) with a perturbed truth model."""
-    from robot_dynamics_id.robots import load_robot
-
-    from .natural_oscillation import PushExperiment
-    from .natural_oscillation_ur3 import (
-        UR3_UPRIGHT_Q_RAD,
-        PinocchioArm,
-        VerticalPlaneGravityModel,
-        identify_vertical_plane_gravity,
-        perturbed_model,
-        reduced_vertical_plane_model,
-        vertical_plane_first_moments,
-    )
-
     full = load_robot("ur3").model
     nominal = reduced_vertical_plane_model(full)
     truth = reduced_vertical_plane_model(perturbed_model(full, seed=seed))
@@ -188,17 +192,6 @@ def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
     the fall boundary can only be found if it does. ``identify_with_friction`` also runs the
     whole identification with the true friction fed forward (minutes).
     """
-    import dataclasses as dc
-
-    from ..dynamics.friction import FrictionParameters
-    from ..io.model_file import DynamicModel
-    from ..sim.truth import make_truth, nominal_friction
-    from .natural_oscillation import PushExperiment, run_push_trial
-    from .natural_oscillation_mujoco import FrictionCompensatedModel, active_joint_friction
-    from .natural_oscillation_ur3 import (ACTIVE_JOINTS_FULL, UR3_UPRIGHT_Q_RAD, PinocchioArm,
-                                          VerticalPlaneGravityModel, identify_in_passes, reduced_vertical_plane_model,
-                                          vertical_plane_first_moments)
-
     act = list(ACTIVE_JOINTS_FULL)
     k = len(act)
     truth = make_truth("ur3", seed)
@@ -226,7 +219,7 @@ def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
         static_nm=np.zeros(k), coulomb_nm=fr.coulomb_nm[act], viscous_nm_s_per_rad=fr.viscous_nm_s_per_rad[act],
         offset_nm=np.zeros(k), stribeck_velocity_rad_s=fr.stribeck_velocity_rad_s[act],
         coulomb_velocity_rad_s=fr.coulomb_velocity_rad_s[act])
-    nominal_law = dc.replace(active_joint_friction(nominal_friction("ur3"), act), static_nm=np.zeros(k),
+    nominal_law = dataclasses.replace(active_joint_friction(nominal_friction("ur3"), act), static_nm=np.zeros(k),
                              offset_nm=np.zeros(k))
     lines.append(f"  with the truth's friction (Coulomb {np.round(fr.coulomb_nm[act], 2).tolist()} N m, stick/slip), "
                  "a trial per group at factor 0.8 (the others 1.3); it must fall for a boundary to be found:")
@@ -241,7 +234,7 @@ def ur3_full_report(*, seed: int = 1, tolerance: float = 0.004, passes: int = 3,
             push[j] = 0.05
             arm = PinocchioArm(reduced_truth, period_s=0.002, coulomb_nm=fr.coulomb_nm[act],
                                viscous_nm_s_per_rad=fr.viscous_nm_s_per_rad[act])
-            t = run_push_trial(arm, law, f, dc.replace(exp, push_qd_rad_s=push))
+            t = run_push_trial(arm, law, f, dataclasses.replace(exp, push_qd_rad_s=push))
             outcomes.append("falls" if bool(np.any(t.fell)) else "stuck" if not np.any(np.abs(arm.qd) > 1e-9)
                             else "moves")
         nums[label] = outcomes

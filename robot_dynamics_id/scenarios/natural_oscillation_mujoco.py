@@ -1,8 +1,9 @@
-"""Natural-oscillation identification (seeds.md P1) on the MuJoCo UR3 plant in torque mode.
+"""Natural-oscillation identification (seeds.md P1) on the MuJoCo UR3 plant in torque mode (a scenario).
 
 :class:`MujocoVerticalPlaneArm` makes :class:`robot_dynamics_id.sim.plant.SimulatedUR`
-look like the trial's plant protocol (:class:`.natural_oscillation.TorqueControlledArm`)
-for the vertical-plane pendulum of :mod:`.natural_oscillation_ur3`: the trial sees
+look like the trial's plant protocol
+(:class:`robot_dynamics_id.identification.natural_oscillation.TorqueControlledArm`) for the
+vertical-plane pendulum of :mod:`robot_dynamics_id.identification.natural_oscillation_ur3`: the trial sees
 only the shoulder-lift and elbow joints; the base and wrist joints are held at
 the upright pose by a PD hold computed every control period, as a real
 experiment on the arm would have to do (nothing locks joints on a UR).
@@ -19,7 +20,8 @@ about it goes one-to-one into the identified gravity (measured by
 The plant has joint friction (P2 eq. 11 form). Coulomb friction of the UR3
 (~1.5-2.2 N m on shoulder and elbow) is larger than the gravity residual a
 1 % parameter error produces (~0.1 N m), so P1's open-loop law cannot find the
-fall boundary on a rubbing arm; :class:`FrictionCompensatedModel` adds a
+fall boundary on a rubbing arm;
+:class:`~robot_dynamics_id.identification.natural_oscillation_ur3.FrictionCompensatedModel` adds a
 friction model's torque to the law (our extension, not in P1), and
 :func:`friction_sweep` measures the bias either way.
 
@@ -37,22 +39,27 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..dynamics.friction import FrictionParameters, friction_torque
-from ..io.model_file import DynamicModel
-from .natural_oscillation import PushExperiment
-from .natural_oscillation_ur3 import (
+from ..dynamics.friction import FrictionParameters
+from ..identification.natural_oscillation import PushExperiment
+from ..identification.natural_oscillation_ur3 import (
     ACTIVE_JOINTS,
     UR3_UPRIGHT_Q_RAD,
+    FrictionCompensatedModel,
     VerticalPlaneGravityModel,
     VerticalPlaneIdentification,
+    active_joint_friction,
     identify_in_passes,
     reduced_vertical_plane_model,
     vertical_plane_first_moments,
 )
+from ..io.model_file import DynamicModel
+from ..sim.excitation_presets import paper_prbs_excitation
+from ..sim.experiment import run_experiment
+from ..sim.plant import SimulatedUR
+from ..sim.truth import controller_model as nominal_controller_model
+from ..sim.truth import make_truth, nominal_friction
 
 __all__ = [
-    "FrictionCompensatedModel",
-    "active_joint_friction",
     "MujocoIdentification",
     "MujocoVerticalPlaneArm",
     "default_mujoco_experiment",
@@ -77,8 +84,6 @@ def mujoco_truth(seed: int = 1, *, friction: bool = True, friction_scale: float 
     ``friction=False`` replaces its friction by :meth:`FrictionParameters.zeros`;
     ``friction_scale`` scales the static, Coulomb, viscous and offset terms (for sweeps).
     """
-    from ..sim.truth import make_truth
-
     truth = make_truth(robot, seed)
     n = truth.n_joints
     if not friction:
@@ -119,8 +124,6 @@ class MujocoVerticalPlaneArm:
                  hold_gains: tuple[tuple[float, float], ...] | None = None,
                  noise: bool = False, noise_seed: int = 0,
                  controller_model: DynamicModel | None = None) -> None:
-        from ..sim.plant import SimulatedUR  # MuJoCo only when this simulation is used
-
         self.upright_q_rad = np.asarray(upright_q_rad, float).copy()
         self.plant = SimulatedUR(robot=truth.robot, truth=truth, rate_hz=rate_hz, initial_q_rad=self.upright_q_rad,
                                  noise=noise, noise_seed=noise_seed, nominal_model=controller_model)
@@ -179,52 +182,6 @@ class MujocoVerticalPlaneArm:
         err = float(np.max(np.abs(self._q_full[self.held] - self.upright_q_rad[self.held])))
         self.max_hold_error_rad = max(self.max_hold_error_rad, err)
         return self._q_full[self.active].copy(), self._qd_full[self.active].copy()
-
-
-@dataclass
-class FrictionCompensatedModel:
-    """A factorised c_hat + g_hat law plus a friction model's torque (our extension of P1).
-
-    P1's law has no friction term; on an arm whose Coulomb friction exceeds the
-    gravity residual being searched the fall boundary is then biased or gone.
-    Adding ``friction_torque(friction, qd)`` (P2 eq. 11 form) on the active
-    joints cancels as much of it as the friction model is right.
-    """
-
-    inner: VerticalPlaneGravityModel
-    friction: FrictionParameters  # of the active joints only
-
-    @property
-    def factor_names(self) -> tuple[str, ...]:
-        return self.inner.factor_names
-
-    @property
-    def upright_q_rad(self) -> np.ndarray:
-        return self.inner.upright_q_rad
-
-    @property
-    def first_moments_kgm(self) -> np.ndarray:
-        return self.inner.first_moments_kgm
-
-    @property
-    def perpendicular_correction_kgm(self) -> np.ndarray:
-        return self.inner.perpendicular_correction_kgm
-
-    def lumped(self, factors: np.ndarray) -> np.ndarray:
-        return self.inner.lumped(factors)
-
-    def torque(self, q: np.ndarray, qd: np.ndarray, factors: np.ndarray) -> np.ndarray:
-        return self.inner.torque(q, qd, factors) + friction_torque(self.friction, np.asarray(qd, float))
-
-    def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
-        return self.inner.oscillation_coordinates(q)
-
-
-def active_joint_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
-    """The friction parameters of the joints ``active`` only (for :class:`FrictionCompensatedModel`)."""
-    return FrictionParameters(*(np.asarray(getattr(friction, f.name), float)[active]
-                                for f in dataclasses.fields(FrictionParameters) if f.name != "terms"),
-                              terms=tuple(friction.terms[j] for j in active))
 
 
 def default_mujoco_experiment(arm, *, push_rad_s: float = 0.05, max_excursion_rad: float = 0.5,
@@ -291,8 +248,6 @@ def identify_mujoco_ur3(truth: DynamicModel, *, friction_compensation: FrictionP
     Raises ValueError (from the search) when no fall boundary is found, e.g.
     because friction holds an under-compensated arm.
     """
-    from ..sim.truth import controller_model as nominal_controller_model
-
     arm = MujocoVerticalPlaneArm(truth=truth, rate_hz=rate_hz, controller_model=controller_model, noise=noise,
                                  active_joints=active_joints)
     prior = nominal_controller_model(truth.robot)
@@ -326,8 +281,7 @@ def regressor_first_moments(truth: DynamicModel, *, duration_s: float = 60.0, se
     PRBS excitation (seeds.md P3) of the same MuJoCo plant; returns (MX2, MY2, MX3, MY3) and the
     experiment's duration in s. ``known_drive_gains=False`` converts currents with the nominal gains
     (config/ur3.yaml), as on an arm whose gains were not identified."""
-    from ..sim.experiment import paper_prbs_excitation, run_experiment
-    from .pipeline import identify
+    from ..identification.pipeline import identify
 
     trajectory = paper_prbs_excitation(truth.robot, duration_s=duration_s, seed=seed)
     experiment = run_experiment(trajectory, truth=truth, configured_drive_gains_nm_per_a=(
@@ -340,8 +294,6 @@ def regressor_first_moments(truth: DynamicModel, *, duration_s: float = 60.0, se
 def mujoco_report(*, seed: int = 1, with_friction_cases: bool = True, with_regressor: bool = True
                   ) -> tuple[list[str], dict]:
     """P1 on the MuJoCo UR3 in torque mode: frictionless, with friction (raw / compensated), vs the regressor."""
-    from ..sim.truth import nominal_friction
-
     def pct(p: np.ndarray, t: np.ndarray) -> np.ndarray:
         return 100 * (p - t) / np.abs(t[[0, 0, 2, 2]])
 

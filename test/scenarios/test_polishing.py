@@ -7,7 +7,7 @@ surface the controller does not know, friction 0.15, elliptic cone.
 import numpy as np
 
 from robot_dynamics_id.control.contact import ContactStage
-from robot_dynamics_id.control.polishing import run_free_motion, run_polishing
+from robot_dynamics_id.scenarios.polishing import run_free_motion, run_polishing
 
 
 def test_polishing_goes_through_the_three_stages_and_holds_the_force_while_sliding():

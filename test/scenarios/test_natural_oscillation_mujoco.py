@@ -4,14 +4,6 @@ import numpy as np
 import pytest
 
 from robot_dynamics_id.identification.natural_oscillation import run_push_trial
-from robot_dynamics_id.identification.natural_oscillation_mujoco import (
-    FrictionCompensatedModel,
-    MujocoVerticalPlaneArm,
-    active_joint_friction,
-    default_mujoco_experiment,
-    mujoco_truth,
-    vertical_plane_truth_first_moments,
-)
 from robot_dynamics_id.identification.natural_oscillation_robot import (
     ArmStopped,
     FallGuard,
@@ -20,8 +12,16 @@ from robot_dynamics_id.identification.natural_oscillation_robot import (
 )
 from robot_dynamics_id.identification.natural_oscillation_ur3 import (
     UR3_UPRIGHT_Q_RAD,
+    FrictionCompensatedModel,
     VerticalPlaneGravityModel,
+    active_joint_friction,
     reduced_vertical_plane_model,
+)
+from robot_dynamics_id.scenarios.natural_oscillation_mujoco import (
+    MujocoVerticalPlaneArm,
+    default_mujoco_experiment,
+    mujoco_truth,
+    vertical_plane_truth_first_moments,
 )
 from robot_dynamics_id.sim.truth import controller_model
 

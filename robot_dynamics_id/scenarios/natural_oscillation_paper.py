@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_dynamics_id.sim.pendulum import JointFriction, PlanarChain, PlanarPendulumArm
-
-from .natural_oscillation import OscillationTrial, PlanarChainFactorModel, PushExperiment, run_push_trial
+from ..dynamics.planar_chain import PlanarChain
+from ..identification.natural_oscillation import (OscillationTrial, PlanarChainFactorModel, PushExperiment,
+                                                  run_push_trial)
+from ..sim.pendulum import JointFriction, PlanarPendulumArm
 
 __all__ = [
     "STATED_LINK_LENGTH_M",

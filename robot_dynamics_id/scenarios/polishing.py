@@ -1,4 +1,4 @@
-"""Simulated tasks of the force/motion controller on the MuJoCo UR3 (sim/plant.py, sim/scene.py).
+"""Simulated tasks of the force/motion controller (control/) on the MuJoCo UR3 (sim/plant.py, sim/scene.py).
 
 * :func:`run_polishing` — the polishing task of Jamisola et al. (seeds.md P2) scaled to a
   UR3: approach a curved surface unknown to the controller, make contact through the
@@ -20,7 +20,7 @@
   compliance in series.
 * :func:`run_free_motion` — motion control only along a fast Cartesian path (P2's free
   motion experiment).
-* contact through the wrist singularity: :mod:`robot_dynamics_id.scenarios.singularity_crossing`.
+* contact through the wrist singularity: :mod:`.singularity_crossing`.
 
 Each returns a result with the time series and the figures the acceptance criteria
 name; errors are measured on the simulator's truth (true contact force, true poses).
@@ -32,17 +32,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..control.contact import ContactStage
+from ..control.controller import OperationalSpaceController
+from ..control.controller_config import ControllerConfig, OutputMode, Payload
 from ..io.model_file import DynamicModel
+from ..robots.kinematics import solve_ik
 from ..sim.plant import SimulatedUR
 from ..sim.scene import (POLISHING_PAD_CONTACT, CompliantPad, ContactModel, Scene,
                          SinusoidalBaseMotion, Tool, polishing_scene)
 from ..sim.truth import nominal_truth
-from .contact import ContactStage
-from .controller import ControllerConfig, OperationalSpaceController, OutputMode, Payload
 
 __all__ = [
+    "POLISHING_TOOL",
     "FreeMotionResult",
     "PolishingResult",
+    "quintic_ramp",
     "run_free_motion",
     "run_polishing",
     "tool_payload",
@@ -79,38 +83,13 @@ def _apply_contact_cone(sim: SimulatedUR, contact_cone: str | None) -> None:
     sim._mj_model.opt.cone = cones[contact_cone]
 
 
-def _smooth(x: float) -> tuple[float, float, float]:
+def quintic_ramp(x: float) -> tuple[float, float, float]:
     """Quintic 0->1 ramp s(x) and its first two derivatives in x, clamped to [0, 1]."""
     if x <= 0.0:
         return 0.0, 0.0, 0.0
     if x >= 1.0:
         return 1.0, 0.0, 0.0
     return (x**3 * (10 - 15 * x + 6 * x * x), 30 * x * x * (1 - x) ** 2, 60 * x * (1 - x) * (1 - 2 * x))
-
-
-def solve_ik(robot_model, target, q_init: np.ndarray, *, local_offset_m=(0.0, 0.0, 0.0),
-             iterations: int = 200) -> np.ndarray:
-    """Joint angles placing ``tool0 * Tz(local_offset)`` at the pinocchio SE3 ``target``
-    (damped Gauss-Newton from ``q_init``); raises RuntimeError if it does not converge."""
-    import pinocchio as pin
-
-    model = robot_model.model
-    data = model.createData()
-    fid = robot_model.tool_frame_id
-    offset = pin.SE3(np.eye(3), np.asarray(local_offset_m, float))
-    q = np.asarray(q_init, float).copy()
-    for _ in range(iterations):
-        pin.framesForwardKinematics(model, data, q)
-        current = data.oMf[fid] * offset
-        err = pin.log6(current.actInv(target)).vector
-        if np.linalg.norm(err) < 1e-10:
-            return q
-        jac = offset.toActionMatrixInverse() @ pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL)
-        q = q + np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(model.nv), jac.T @ err)
-    pin.framesForwardKinematics(model, data, q)
-    if np.linalg.norm(pin.log6((data.oMf[fid] * offset).actInv(target)).vector) > 1e-6:
-        raise RuntimeError("inverse kinematics did not converge: the target is probably out of reach")
-    return q
 
 
 @dataclass
@@ -250,7 +229,7 @@ def run_polishing(
         t = state.timestamp_s - t0
         stage = ctl.stage
         if stage in (ContactStage.APPROACH, ContactStage.IMPACT):
-            s, ds, dds = _smooth(t / approach_time)
+            s, ds, dds = quintic_ramp(t / approach_time)
             p = start + (approach_target - start) * s
             v = np.r_[(approach_target - start) * ds / approach_time, 0, 0, 0]
             a = np.r_[(approach_target - start) * dds / approach_time**2, 0, 0, 0]
@@ -261,7 +240,7 @@ def run_polishing(
                 tracking_start = t + settle_s
             tau = t - tracking_start
             # amplitude envelope: ramp in over one period so the path starts smoothly
-            env, denv, ddenv = _smooth(tau / sinusoid_period_s)
+            env, denv, ddenv = quintic_ramp(tau / sinusoid_period_s)
             x = amplitude_m * env * np.sin(omega * tau) if tau > 0 else 0.0
             dx = amplitude_m * (denv / sinusoid_period_s * np.sin(omega * tau) + env * omega * np.cos(omega * tau)) \
                 if tau > 0 else 0.0
@@ -362,8 +341,8 @@ def run_free_motion(
     for _ in range(int(duration_s / period)):
         t = state.timestamp_s - t0
         # phase with a smooth angular-rate ramp up, hold, ramp down
-        up, dup, _ = _smooth(t / ramp)
-        down, ddown, _ = _smooth((duration_s - 0.2 - t) / ramp)
+        up, dup, _ = quintic_ramp(t / ramp)
+        down, ddown, _ = quintic_ramp((duration_s - 0.2 - t) / ramp)
         rate_scale = up * down
         phase_rate = omega_peak * rate_scale
         phase_acc = omega_peak * (dup / ramp * down - up * ddown / ramp)
