@@ -24,7 +24,6 @@ the next cycle's law).
 from __future__ import annotations
 
 import collections
-from array import array
 import threading
 import time
 
@@ -35,7 +34,7 @@ from sensor_msgs.msg import JointState
 
 from ..hardware.config import UrInterfaceConfig
 from ..robot_state import RobotState
-from ._cdr_template import CdrTemplate, sentinel_block
+from ._cdr_template import CdrTemplate, joint_state_template, wrench_template
 from ._run import flush_publishers
 
 __all__ = ["STATE_QOS", "RobotStateTopics"]
@@ -155,23 +154,11 @@ class RobotStateTopics:
         # Serialized once, then only the stamp and the arrays are rewritten per sample (_cdr_template.py):
         # rclpy's per-field conversion of five messages at 500 Hz was most of this thread's work.
         n = len(self._names)
-        self._js = self._joint_state_template((n, n, n))
-        self._cur = self._joint_state_template((0, 0, n))
-        self._mom = self._joint_state_template((0, 0, n))
+        self._js = joint_state_template(self._names, (n, n, n))
+        self._cur = joint_state_template(self._names, (0, 0, n))
+        self._mom = joint_state_template(self._names, (0, 0, n))
         self._commands: dict[tuple[int, int, int], CdrTemplate] = {}
-        wrench = WrenchStamped()
-        wrench.header.frame_id = self._config.tf_prefix + "base"
-        f = sentinel_block(0, 6)
-        wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z = f[:3]
-        wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z = f[3:]
-        self._wrench = CdrTemplate(wrench, (6,))
-
-    def _joint_state_template(self, lengths: tuple[int, int, int]) -> CdrTemplate:
-        """JointState with the joint names and (position, velocity, effort) of these lengths (0: empty)."""
-        msg = JointState()
-        msg.name = self._names
-        msg.position, msg.velocity, msg.effort = (array("d", sentinel_block(k, m)) for k, m in enumerate(lengths))
-        return CdrTemplate(msg, lengths)
+        self._wrench = wrench_template(self._config.tf_prefix + "base")
 
     def _stamp_time(self, timestamp_s: float) -> tuple[int, int]:
         """(sec, nanosec) of the message stamp of a sample taken at ``timestamp_s`` on the robot's clock."""
@@ -190,7 +177,7 @@ class RobotStateTopics:
         sec, nanosec = self._stamp_time(timestamp_s)
         template = self._commands.get(lengths)
         if template is None:  # at most four shapes: (reference or not) x (velocity or torque)
-            template = self._commands[lengths] = self._joint_state_template(lengths)
+            template = self._commands[lengths] = joint_state_template(self._names, lengths)
         self._command_pub.publish(template.fill(sec, nanosec, position, velocity, effort))
 
     def _publish_one(self, s: RobotState) -> None:

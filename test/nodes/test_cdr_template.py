@@ -1,21 +1,29 @@
-"""nodes/_cdr_template.py and the state topics' serialized messages: the bytes a typed publish would send."""
+"""nodes/_cdr_template.py and the state topics' serialized messages: the bytes a typed publish puts on the wire
+(same length, same values; the padding zeroed where rclpy leaves it uninitialised)."""
 
 from __future__ import annotations
 
+import time
 from array import array
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import rclpy
 from geometry_msgs.msg import WrenchStamped
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
-from robot_dynamics_id.nodes._cdr_template import CdrTemplate, CdrTemplateError, sentinel_block
+from robot_dynamics_id.io.bag_writer import default_typestore
+from robot_dynamics_id.nodes._cdr_template import CdrTemplate, CdrTemplateError, joint_state_template, wrench_template
 from robot_dynamics_id.nodes._robot_topics import RobotStateTopics, _stamp
 from robot_dynamics_id.robot_state import RobotState
+from robot_dynamics_id.ros_processes import use_loopback_here
 
-NAMES = [f"tool_prefix_joint_{k}" for k in range(6)]
+NAMES = [f"left_joint_{k}" for k in range(6)]
+SHAPES = [(6, 6, 6), (0, 0, 6), (6, 6, 0), (0, 6, 0), (6, 0, 6), (0, 0, 0), (7, 3, 1)]
+NAME_SETS = [NAMES, ["a", "bb", "ccc"], []]
 
 
 def _joint_state(sec, nanosec, position=(), velocity=(), effort=(), names=NAMES) -> JointState:
@@ -26,46 +34,91 @@ def _joint_state(sec, nanosec, position=(), velocity=(), effort=(), names=NAMES)
     return msg
 
 
-def _template(lengths, names=NAMES) -> CdrTemplate:
-    blocks = [sentinel_block(k, m) for k, m in enumerate(lengths)]
-    return CdrTemplate(_joint_state(0, 0, *blocks, names=names), lengths)
+def _wrench(sec, nanosec, w, frame_id) -> WrenchStamped:
+    msg = WrenchStamped()
+    msg.header.frame_id = frame_id
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(v) for v in w[:3])
+    msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(v) for v in w[3:])
+    return msg
 
 
-@pytest.mark.parametrize("lengths", [(6, 6, 6), (0, 0, 6), (6, 6, 0), (0, 6, 0), (6, 0, 6), (0, 0, 0), (7, 3, 1)])
-@pytest.mark.parametrize("names", [NAMES, ["a", "bb", "ccc"], []])
-def test_joint_state_bytes_equal_the_typed_serialization(lengths, names):
-    """Every array shape (empty arrays change the alignment that follows) and name lengths (string padding)."""
+def _canonical(data: bytes, msgtype: str) -> bytes:
+    """The bytes with zeroed padding (rosbags' serialization of what they decode to): rclpy's typed publish
+    leaves the alignment padding uninitialised, so the wire bytes are compared in this form."""
+    ts = default_typestore()
+    return bytes(ts.serialize_cdr(ts.deserialize_cdr(data, msgtype), msgtype))
+
+
+@pytest.fixture(scope="module")
+def wire():
+    """A function: the bytes a typed rclpy publish of a message puts on the wire (a raw subscription's view)."""
+    use_loopback_here()
+    rclpy.init()
+    node = rclpy.create_node("cdr_template_wire")
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    pairs = {}
+
+    def received(msg) -> bytes:
+        kind = type(msg)
+        if kind not in pairs:
+            got: list[bytes] = []
+            topic = f"/cdr_template_{kind.__name__.lower()}"
+            node.create_subscription(kind, topic, got.append, qos, raw=True)
+            pub = node.create_publisher(kind, topic, qos)
+            deadline = time.monotonic() + 10.0
+            while pub.get_subscription_count() < 1 and time.monotonic() < deadline:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            pairs[kind] = (pub, got)
+        pub, got = pairs[kind]
+        before = len(got)
+        pub.publish(msg)
+        deadline = time.monotonic() + 10.0
+        while len(got) == before and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        assert len(got) == before + 1, "the typed message did not come back over the loopback"
+        return got[-1]
+
+    yield received
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+@pytest.mark.parametrize("lengths", SHAPES)
+@pytest.mark.parametrize("names", NAME_SETS)
+def test_joint_state_bytes_equal_the_typed_publish_on_the_wire(wire, lengths, names):
+    """Every array shape (an empty array changes the alignment that follows) and name lengths (string padding);
+    the bag reader (rosbags) and rclpy read the values back."""
     rng = np.random.default_rng(sum(lengths) + len(names))
-    template = _template(lengths, names)
+    template = joint_state_template(names, lengths)
+    ts = default_typestore()
     for sec, nanosec in ((1_795_000_000, 999_999_999), (0, 0), (12, 500_000_000)):
         values = [rng.normal(size=m) for m in lengths]
         data = template.fill(sec, nanosec, *values)
-        assert data == serialize_message(_joint_state(sec, nanosec, *values, names=names))
-        back = deserialize_message(data, JointState)
-        assert (back.header.stamp.sec, back.header.stamp.nanosec) == (sec, nanosec)
-        assert list(back.name) == names
-        for got, want in zip((back.position, back.velocity, back.effort), values):
-            np.testing.assert_array_equal(np.asarray(got), want)
+        sent = wire(_joint_state(sec, nanosec, *values, names=names))
+        assert len(data) == len(sent)
+        assert data == _canonical(sent, "sensor_msgs/msg/JointState")
+        for back in (deserialize_message(data, JointState), ts.deserialize_cdr(data, "sensor_msgs/msg/JointState")):
+            assert (back.header.stamp.sec, back.header.stamp.nanosec) == (sec, nanosec)
+            assert list(back.name) == names
+            for got, want in zip((back.position, back.velocity, back.effort), values):
+                np.testing.assert_array_equal(np.asarray(got), want)
 
 
-def test_wrench_bytes_equal_the_typed_serialization():
-    msg = WrenchStamped()
-    msg.header.frame_id = "left_base"
-    f = sentinel_block(0, 6)
-    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = f[:3]
-    msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = f[3:]
-    template = CdrTemplate(msg, (6,))
+@pytest.mark.parametrize("frame_id", ["base", "left_base", ""])
+def test_wrench_bytes_equal_the_typed_publish_on_the_wire(wire, frame_id):
+    template = wrench_template(frame_id)
     w = [1.5, -2.25, 3.0, 0.125, -0.5, 7.0]
-    want = WrenchStamped()
-    want.header.frame_id = "left_base"
-    want.header.stamp.sec, want.header.stamp.nanosec = 42, 7
-    want.wrench.force.x, want.wrench.force.y, want.wrench.force.z = w[:3]
-    want.wrench.torque.x, want.wrench.torque.y, want.wrench.torque.z = w[3:]
-    assert template.fill(42, 7, np.array(w)) == serialize_message(want)
+    data = template.fill(42, 7, np.array(w))
+    sent = wire(_wrench(42, 7, w, frame_id))
+    assert len(data) == len(sent)
+    assert data == _canonical(sent, "geometry_msgs/msg/WrenchStamped")
+    back = default_typestore().deserialize_cdr(data, "geometry_msgs/msg/WrenchStamped")
+    assert back.header.frame_id == frame_id and back.wrench.torque.z == 7.0
 
 
 def test_values_of_another_length_are_refused_and_leave_the_template_intact():
-    template = _template((6, 6, 6))
+    template = joint_state_template(NAMES, (6, 6, 6))
     good = template.fill(1, 2, np.ones(6), np.ones(6), np.ones(6))
     with pytest.raises(CdrTemplateError, match="5 values for a block of 6"):
         template.fill(1, 2, np.ones(5), np.ones(6), np.ones(6))
@@ -74,10 +127,10 @@ def test_values_of_another_length_are_refused_and_leave_the_template_intact():
     assert template.fill(1, 2, np.ones(6), np.ones(6), np.ones(6)) == good
 
 
-def test_a_sentinel_missing_from_the_message_is_named():
-    msg = _joint_state(0, 0, sentinel_block(0, 6), [0.0] * 6, sentinel_block(2, 6))
-    with pytest.raises(CdrTemplateError, match="float64 block 1"):
-        CdrTemplate(msg, (6, 6, 6))
+def test_a_sentinel_missing_from_the_bytes_is_named():
+    data = joint_state_template(NAMES, (6, 0, 6)).fill(1, 2, np.ones(6), (), np.ones(6))
+    with pytest.raises(CdrTemplateError, match="header stamp"):
+        CdrTemplate(data, (6, 0, 6))
 
 
 def test_stamp_carries_a_fraction_that_rounds_to_a_whole_second():
