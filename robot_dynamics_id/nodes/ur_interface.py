@@ -96,7 +96,7 @@ class UrInterfaceNode(Node):
             raise_python_threads_priority(self.get_logger())
         # inline: each sample is published by the robot loop thread right after the cycle's command went out.
         # A publisher thread woke 500 times a second and took the GIL from the loop in the middle of its next
-        # cycle; inline measured -0.11 core per robot second of the experiment (benchmarks/RESULTS.md, issue 14).
+        # cycle, which cost CPU and loop timing (benchmarks/RESULTS.md, issue 14: what each step bought).
         self._topics = RobotStateTopics(node=self, config=cfg, inline=True)
         # Deep enough that a burst of refusals does not overwrite the fault event before it.
         self._status_pub = self.create_publisher(String, "~/status", _EVENT_QOS)
