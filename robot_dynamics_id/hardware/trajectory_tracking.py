@@ -139,6 +139,22 @@ class TrajectoryGoal:
         qd = c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])))
         return q, qd
 
+    def positions_at(self, times_s) -> np.ndarray:
+        """(N, n) q_ref (rad) at each of the trajectory times ``times_s`` at once: the positions
+        :meth:`evaluate` gives one by one (held at the first/last point outside the span), for checking a
+        whole plan against its interpolation without a Python loop over its samples."""
+        t = self.time_s
+        ts = np.asarray(times_s, float).ravel()
+        if t.size == 1:
+            return np.repeat(self.position_rad[:1], ts.size, axis=0)
+        k = np.clip(np.searchsorted(t, ts, side="right") - 1, 0, t.size - 2)
+        s = (ts - t[k])[:, None]
+        c = self._coefficients[k]
+        q = c[:, 0] + s * (c[:, 1] + s * (c[:, 2] + s * (c[:, 3] + s * (c[:, 4] + s * c[:, 5]))))
+        q[ts <= t[0]] = self.position_rad[0]
+        q[ts >= t[-1]] = self.position_rad[-1]
+        return q
+
 
 class TrackingPhase:
     """Values of :attr:`TrackingStatus.phase`."""

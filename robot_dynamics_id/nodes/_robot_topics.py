@@ -1,4 +1,4 @@
-"""The robot's state as ROS topics, published off the real-time thread.
+"""The robot's state as ROS topics, published from the robot loop's thread (``inline``) or a thread of their own.
 
 Used by every node that owns the robot loop (ur_interface, and osc_controller
 when it connects to the robot directly), so the topics are the same whichever
@@ -14,17 +14,21 @@ node drives the arm:
                                            or effort Nm; position = the trajectory's reference (rad) while a
                                            trajectory runs, else empty. Only in cycles that send a command.
 
-Samples reach ROS through a deque drained by a publisher thread, so the robot
-loop never waits for DDS and no sample is dropped; or, with ``inline``, they are
+With ``inline`` (what ur_interface and osc_controller use) every sample is
 published in the robot loop's own thread right after the cycle's command has
-gone out (no second thread competing with the loop for the GIL in the middle of
-the next cycle's law).
+gone out: no second thread wakes 500 times a second to compete with the loop
+for the GIL in the middle of the next cycle's law. Without it, samples reach ROS
+through a deque drained by a publisher thread (the loop never calls DDS).
+
+Each message is serialized once (:mod:`._cdr_template`) and only its stamp and
+arrays are rewritten per sample; ``Publisher.publish(bytes)`` sends them. What
+is left per sample is mostly DDS delivering to the subscribers
+(benchmarks/bench_state_topics.py).
 """
 
 from __future__ import annotations
 
 import collections
-from array import array
 import threading
 import time
 
@@ -35,6 +39,7 @@ from sensor_msgs.msg import JointState
 
 from ..hardware.config import UrInterfaceConfig
 from ..robot_state import RobotState
+from ._cdr_template import CdrTemplate, joint_state_template, wrench_template
 from ._run import flush_publishers
 
 __all__ = ["STATE_QOS", "RobotStateTopics"]
@@ -43,10 +48,13 @@ __all__ = ["STATE_QOS", "RobotStateTopics"]
 STATE_QOS = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def _stamp(msg_header, t_s: float) -> None:
+def _stamp(t_s: float) -> tuple[int, int]:
+    """(sec, nanosec) of a time in seconds; a fraction that rounds up to a whole second carries into sec."""
     sec = int(t_s)
-    msg_header.stamp.sec = sec
-    msg_header.stamp.nanosec = int(round((t_s - sec) * 1e9)) % 1_000_000_000
+    nanosec = int(round((t_s - sec) * 1e9))
+    if nanosec >= 1_000_000_000:
+        sec, nanosec = sec + 1, nanosec - 1_000_000_000
+    return sec, nanosec
 
 
 class RobotStateTopics:
@@ -65,6 +73,7 @@ class RobotStateTopics:
         self._wake = threading.Event()
         self._idle = True  # the publisher thread is (about to be) waiting for samples
         self._clock_offset_s: float | None = None
+        self._js: CdrTemplate | None = None  # the message templates, built at the first sample
         self._joint_pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
         self._current_pub = node.create_publisher(JointState, "/motor_currents", STATE_QOS)
         self._moment_pub = node.create_publisher(JointState, "/target_moment", STATE_QOS)
@@ -147,46 +156,38 @@ class RobotStateTopics:
                     return
 
     def _prepare_messages(self) -> None:
-        # One message per topic, filled in place each sample: joint names and frame ids are set once
-        # (rclpy validates every element of a list assigned to a field), arrays go in as array('d').
-        self._js, self._cur, self._mom = JointState(), JointState(), JointState()
-        for msg in (self._js, self._cur, self._mom):
-            msg.name = self._names
-        self._command = JointState()
-        self._command.name = self._names
-        self._wrench = WrenchStamped()
-        self._wrench.header.frame_id = self._config.tf_prefix + "base"
+        # Serialized once, then only the stamp and the arrays are rewritten per sample (_cdr_template.py):
+        # rclpy's per-field conversion of five messages at 500 Hz was most of this thread's work.
+        n = len(self._names)
+        self._js = joint_state_template(self._names, (n, n, n))
+        self._cur = joint_state_template(self._names, (0, 0, n))
+        self._mom = joint_state_template(self._names, (0, 0, n))
+        self._commands: dict[tuple[int, int, int], CdrTemplate] = {}
+        self._wrench = wrench_template(self._config.tf_prefix + "base")
 
-    def _stamp_time(self, timestamp_s: float) -> float:
+    def _stamp_time(self, timestamp_s: float) -> tuple[int, int]:
+        """(sec, nanosec) of the message stamp of a sample taken at ``timestamp_s`` on the robot's clock."""
         if self._clock_offset_s is None or timestamp_s + self._clock_offset_s < 0:
             self._clock_offset_s = time.time() - timestamp_s
-        if not hasattr(self, "_js"):
+        if self._js is None:
             self._prepare_messages()
-        return timestamp_s + self._clock_offset_s
+        return _stamp(timestamp_s + self._clock_offset_s)
 
     def _publish_command(self, item: tuple) -> None:
         timestamp_s, kind, values, reference = item
-        msg = self._command
-        _stamp(msg.header, self._stamp_time(timestamp_s))
-        msg.position = array("d", () if reference is None else reference)
-        msg.velocity = array("d", values if kind == "velocity" else ())
-        msg.effort = array("d", values if kind == "torque" else ())
-        self._command_pub.publish(msg)
+        position = () if reference is None else reference
+        velocity = values if kind == "velocity" else ()
+        effort = values if kind == "torque" else ()
+        lengths = (len(position), len(velocity), len(effort))
+        sec, nanosec = self._stamp_time(timestamp_s)
+        template = self._commands.get(lengths)
+        if template is None:  # at most four shapes: (reference or not) x (velocity or torque)
+            template = self._commands[lengths] = joint_state_template(self._names, lengths)
+        self._command_pub.publish(template.fill(sec, nanosec, position, velocity, effort))
 
     def _publish_one(self, s: RobotState) -> None:
-        t = self._stamp_time(s.timestamp_s)
-        js, cur, mom, w = self._js, self._cur, self._mom, self._wrench
-        for msg in (js, cur, mom, w):
-            _stamp(msg.header, t)
-        js.position = array("d", s.q_rad)
-        js.velocity = array("d", s.qd_rad_s)
-        js.effort = array("d", self._config.joint_torque_nm(s))
-        self._joint_pub.publish(js)
-        cur.effort = array("d", s.current_a)
-        self._current_pub.publish(cur)
-        mom.effort = array("d", s.target_moment_nm)
-        self._moment_pub.publish(mom)
-        f = s.tcp_wrench_base
-        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = float(f[0]), float(f[1]), float(f[2])
-        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = float(f[3]), float(f[4]), float(f[5])
-        self._wrench_pub.publish(w)
+        sec, nanosec = self._stamp_time(s.timestamp_s)
+        self._joint_pub.publish(self._js.fill(sec, nanosec, s.q_rad, s.qd_rad_s, self._config.joint_torque_nm(s)))
+        self._current_pub.publish(self._cur.fill(sec, nanosec, (), (), s.current_a))
+        self._moment_pub.publish(self._mom.fill(sec, nanosec, (), (), s.target_moment_nm))
+        self._wrench_pub.publish(self._wrench.fill(sec, nanosec, s.tcp_wrench_base))

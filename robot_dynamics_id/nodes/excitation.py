@@ -393,8 +393,8 @@ class ExcitationNode(Node):
         q, qd, qdd = (a[index] for a in (trajectory.position_rad, trajectory.velocity_rad_s,
                                           trajectory.acceleration_rad_s2))
         goal = TrajectoryGoal(t, q, qd, qdd)
-        error = max(float(np.max(np.abs(goal.evaluate(tk - trajectory.time_s[0])[0] - qk)))
-                    for tk, qk in zip(trajectory.time_s, trajectory.position_rad))
+        error = float(np.max(np.abs(goal.positions_at(trajectory.time_s - trajectory.time_s[0])
+                                    - trajectory.position_rad)))
         if error > _MAX_INTERPOLATION_ERROR_RAD:
             raise ParameterError(f"the trajectory sent at {self._point_rate_hz:g} points/s misses the plan by "
                                  f"{error:.2g} rad between points; raise trajectory_point_rate_hz")

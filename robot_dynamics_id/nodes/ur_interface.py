@@ -46,7 +46,8 @@ Serves (where control_msgs is installed: a ROS machine)
 The robot loop runs in its own thread
 (:class:`~robot_dynamics_id.hardware.robot_loop.RobotLoop`); the state topics
 are published by :class:`~robot_dynamics_id.nodes._robot_topics.RobotStateTopics`
-(robot-clock stamps, off the real-time thread, none dropped).
+from that thread, after each cycle's command has gone out (robot-clock stamps,
+every sample, serialized once and rewritten in place).
 """
 
 from __future__ import annotations
@@ -106,7 +107,10 @@ class UrInterfaceNode(Node):
         cfg = self.config
         if cfg.realtime_priority > 0:
             raise_python_threads_priority(self.get_logger())
-        self._topics = RobotStateTopics(node=self, config=cfg)
+        # inline: each sample is published by the robot loop thread right after the cycle's command went out.
+        # A publisher thread woke 500 times a second and took the GIL from the loop in the middle of its next
+        # cycle, which cost CPU and loop timing (benchmarks/RESULTS.md, issue 14: what each step bought).
+        self._topics = RobotStateTopics(node=self, config=cfg, inline=True)
         # Deep enough that a burst of refusals does not overwrite the fault event before it.
         self._status_pub = self.create_publisher(String, "~/status", _EVENT_QOS)
         self._trajectory_pub = self.create_publisher(String, "~/trajectory_status", _EVENT_QOS)

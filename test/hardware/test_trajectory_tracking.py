@@ -79,6 +79,17 @@ def test_positions_only_interpolate_linearly_and_velocities_cubic():
     assert q == pytest.approx([0.5]) and qd == pytest.approx([1.5])  # smoothstep 3s^2 - 2s^3
 
 
+@pytest.mark.parametrize("points", [1, 2, 7])
+def test_positions_at_many_times_equal_evaluate_one_by_one(points):
+    """Inside the span, on every waypoint, before the first (a goal starting later than 0) and after the last."""
+    rng = np.random.default_rng(points)
+    t = np.sort(rng.uniform(0.1, 3.0, points)) if points > 1 else np.array([0.5])
+    goal = TrajectoryGoal(t, rng.normal(size=(points, 3)), rng.normal(size=(points, 3)), rng.normal(size=(points, 3)))
+    times = np.r_[0.0, t, rng.uniform(0.0, 3.5, 200), t[-1] + 1.0]
+    one_by_one = np.array([goal.evaluate(ts)[0] for ts in times])
+    np.testing.assert_allclose(goal.positions_at(times), one_by_one, rtol=0, atol=1e-12)
+
+
 def test_the_first_point_later_than_zero_is_reached_from_where_the_arm_is():
     goal = TrajectoryGoal([2.0], [[1.0, 1.0]]).starting_from(np.array([0.0, 0.5]))
     assert goal.time_s.tolist() == [0.0, 2.0]
