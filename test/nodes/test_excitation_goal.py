@@ -8,7 +8,7 @@ import pytest
 
 from robot_dynamics_id.nodes.excitation import ExcitationNode
 from robot_dynamics_id.parameters import ParameterError
-from robot_dynamics_id.sim.experiment import planned_fourier_excitation
+from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation
 
 NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
          "wrist_3_joint"]
