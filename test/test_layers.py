@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "robot_dynamics_id"
 
 RANK = {"robots": 0, "dynamics": 1, "io": 2, "control": 3, "identification": 3, "excitation": 3,
@@ -119,6 +121,53 @@ def test_the_length_check_sees_a_long_module(tmp_path):
     (tmp_path / "sub" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
     assert modules_over(MAX_MODULE_LINES, tmp_path) == {"sub/long.py": MAX_MODULE_LINES + 1}
+
+
+#: issue 19: no function over 80 lines on the real-time path (what one robot cycle runs)
+MAX_REALTIME_FUNCTION_LINES = 80
+REALTIME_MODULES = (
+    "control/controller.py", "control/controller_stages.py", "control/operational_space.py",
+    "control/singularity.py", "control/contact.py", "control/force_estimation.py",
+    "control/friction_compensation.py", "control/projected.py", "control/flexible/ur.py", "control/collision.py",
+    "hardware/robot_loop.py", "hardware/trajectory_tracking.py", "hardware/safety.py",
+)
+
+
+def functions_over(limit: int, modules: tuple[str, ...], root: Path = PACKAGE) -> dict[str, int]:
+    """'module.py:Class.function' -> length in lines (decorators excluded) of the functions in ``modules``
+    (paths under ``root``) longer than ``limit`` lines; nested functions count on their own and in their parent."""
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, module: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef) and child.end_lineno - child.lineno + 1 > limit:
+                    found[f"{module}:{name}"] = child.end_lineno - child.lineno + 1
+                visit(child, module, name + ".")
+
+    for module in modules:
+        path = root / module
+        if not path.is_file():
+            raise FileNotFoundError(f"{module} is listed as a real-time module but is not in {root}: update the list")
+        visit(ast.parse(path.read_text()), module, "")
+    return found
+
+
+def test_no_function_on_the_real_time_path_is_over_80_lines():
+    long = functions_over(MAX_REALTIME_FUNCTION_LINES, REALTIME_MODULES)
+    assert not long, (f"functions over {MAX_REALTIME_FUNCTION_LINES} lines on the real-time path (split them into "
+                      f"stages, control/controller_stages.py): {long}")
+
+
+def test_the_function_length_check_sees_a_long_function(tmp_path):
+    (tmp_path / "loop.py").write_text(
+        "def short():\n" + "    x = 1\n" * (MAX_REALTIME_FUNCTION_LINES - 1)  # exactly the limit: fine
+        + "class Loop:\n    def tick(self):\n" + "        x = 1\n" * MAX_REALTIME_FUNCTION_LINES)  # one over
+    assert functions_over(MAX_REALTIME_FUNCTION_LINES, ("loop.py",), tmp_path) == {
+        "loop.py:Loop.tick": MAX_REALTIME_FUNCTION_LINES + 1}
+    with pytest.raises(FileNotFoundError, match="gone.py"):  # a renamed module must not drop out of the check
+        functions_over(MAX_REALTIME_FUNCTION_LINES, ("gone.py",), tmp_path)
 
 
 #: import circles allowed (none since issue 19 moved the trajectory files to excitation/trajectory_file.py); the

@@ -21,11 +21,16 @@ the closed-loop model ``qdd = M^-1 (Gamma - h + J^T w_ext)`` is integrated one p
 The options and the output (:class:`ControllerConfig`, :class:`ControlCommand`) are in
 controller_config.py. Units: m, rad, s, N, Nm. Twists/wrenches in base axes (see operational_space.py).
 In the HYBRID stage ``law='projected'`` replaces the P2 law by Aghili's projected hybrid
-law (seeds.md P5; see :meth:`OperationalSpaceController._projected_torque`).
+law (seeds.md P5; see controller_stages.py ``ProjectedHybridLaw``).
 
-Real-time: ``step`` allocates little and takes 0.05 ms (free motion) to 0.08 ms (hybrid)
-median of one core's CPU time (benchmarks/bench_controller.py); its :class:`ControlCommand`
-is reused between cycles (copy what you keep).
+A cycle is a pipeline of small stages chosen once at construction from the options
+(controller_stages.py): wrench source (sensor / estimated) -> tip wrench and contact stage ->
+motion law -> force law and hybrid law (HYBRID stage) -> friction (off / measured / desired /
+sum velocity) -> output (torque / velocity); ``step`` composes them and branches only on the
+contact stage.
+
+Real-time: ``step`` allocates little (its CPU time: benchmarks/bench_controller.py, numbers in
+benchmarks/RESULTS.md); its :class:`ControlCommand` is reused between cycles (copy what you keep).
 
 Compliant joints (Bicchi & Melchiorri, seeds.md P4): with ``flexible_compensation`` on, the
 force target is corrected for the joint deflections of strain-wave gears
@@ -50,16 +55,19 @@ import pinocchio as pin
 
 from ..io.model_file import DynamicModel
 from ..robot_state import RobotState
-from ..dynamics.drive import check_drive_gains, torque_from_current
+from ..dynamics.drive import check_drive_gains
 from .contact import ContactStage, ContactStageMachine, StageEvent
-from .compliance import wrench_transform_of
 from .controller_config import (ControlCommand, ControllerConfig, ForceSource, FrictionVelocitySource, HybridLaw,
                                 OutputMode, Payload, VelocityIntegrationBase)
-from .flexible import UR3_JOINT_STIFFNESS_NM_PER_RAD, CompliantJointForceCorrection
-from .force_estimation import MomentumObserver, wrench_from_joint_torque
+from .controller_stages import (CompliantForceTarget, CycleSignals, DesiredVelocityFriction, EstimatedWrench,
+                                ForceLaw, ForceTargets, MeasuredVelocityFriction, MotionLaw, NoFriction,
+                                OperationalSpaceHybridLaw, ProjectedHybridLaw, RigidForceTarget, SensorWrench,
+                                ShiftedSensorWrench, SumVelocityFriction, TorqueOutput, VelocityIntegrator,
+                                VelocityOutput, free_motion_torque)
+from .flexible import UR3_JOINT_STIFFNESS_NM_PER_RAD
+from .force_estimation import MomentumObserver
 from .friction_compensation import FrictionCompensation
-from .operational_space import OperationalSpaceModel, orientation_error, shift_wrench
-from .projected import projected_hybrid_torque
+from .operational_space import OperationalSpaceModel
 from .singularity import SingularityHandler
 
 __all__ = ["OperationalSpaceController"]
@@ -106,95 +114,112 @@ class OperationalSpaceController:
             region_full_sigma=cfg.singularity_region_full_sigma, damping_max=cfg.singularity_damping_max)
         self.stages = ContactStageMachine(threshold_n=cfg.contact_threshold_n,
                                           min_impact_duration_s=cfg.min_impact_duration_s)
-        # The robot's own gravity model (what direct_torque adds), with the same payload.
-        gravity_model = (cfg.robot_gravity_model or DynamicModel.nominal(model.robot)).robot_model()
-        _with_payload(gravity_model.model, gravity_model.tool_frame_id, cfg.payload)
-        self._gravity_model = gravity_model.model
-        self._gravity_data = gravity_model.model.createData()
-        observer_gain = 0.5 / cfg.period_s if cfg.observer_gain_per_s is None else cfg.observer_gain_per_s
-        self.observer = MomentumObserver(self.osm.model, gain_per_s=observer_gain, period_s=cfg.period_s) \
-            if cfg.force_source is ForceSource.ESTIMATED else None
         self.friction_compensation = FrictionCompensation(
             model.friction, scale=cfg.friction_compensation_scale,
             smoothing_velocity_rad_s=cfg.friction_compensation_velocity_rad_s)
-        # Sensorless force needs joint torques from currents: the model's gains, checked like everywhere else.
-        self._drive_gains = None
-        if cfg.force_source is ForceSource.ESTIMATED:
-            if model.drive_gains_nm_per_a is None:
-                raise ValueError("force_source='estimated' turns motor currents into torques, but the model has no "
-                                 "drive gains (drive_gains_nm_per_a: null): identify the model from currents with "
-                                 "--drive-gains, or set the gains in the model file")
-            self._drive_gains = check_drive_gains(model.drive_gains_nm_per_a, model.n_joints,
-                                                  what="the model's drive_gains_nm_per_a")
-        self._torque_limit = np.asarray(robot.torque_limit_nm, float)
-        self._velocity_limit = np.asarray(robot.velocity_limit_rad_s, float)
         self._motion_mask = np.array(cfg.motion_axes, bool)
         self._force_mask = ~self._motion_mask
-        # Gains as 6-vectors: translations then rotations (task or base axes, isotropic per group).
-        self._kp = np.r_[np.full(3, cfg.kp_position_per_s2), np.full(3, cfg.kp_orientation_per_s2)]
-        self._kv = np.r_[np.full(3, cfg.kv_position_per_s), np.full(3, cfg.kv_orientation_per_s)]
-        self._schedule_force_gains = cfg.kp_force_m_s2_per_n is None or cfg.ki_force_m_s2_per_n_s is None
-        kpf = cfg.force_loop_gain if cfg.kp_force_m_s2_per_n is None else cfg.kp_force_m_s2_per_n
-        kif = cfg.force_loop_integral_gain_per_s if cfg.ki_force_m_s2_per_n_s is None else cfg.ki_force_m_s2_per_n_s
-        self._kpf = np.r_[np.full(3, kpf), np.full(3, cfg.kp_moment_rad_s2_per_nm)]
-        self._kif = np.r_[np.full(3, kif), np.full(3, cfg.ki_moment_rad_s2_per_nm_s)]
-        self._kpf_now = self._kpf.copy()
-        self._kif_now = self._kif.copy()
-        self._kvf = np.r_[np.full(3, cfg.kv_force_per_s), np.full(3, cfg.kv_moment_per_s)]
-        self._err_lim = np.r_[np.full(3, cfg.force_error_limit_n), np.full(3, cfg.moment_error_limit_nm)]
-        self._int_lim = np.r_[np.full(3, cfg.force_integral_limit_n_s), np.full(3, cfg.moment_integral_limit_nm_s)]
         # Reach of the arm from the shoulder-lift joint to the tool tip (for refusing targets).
         self._shoulder_m, self._reach_m = self._reach()
-        # ---- targets ----
+        # ---- targets (arrays the stages hold; updated in place) ----
         self._x_d = np.zeros(3)
         self._r_d = np.eye(3)
         self._xd_d = np.zeros(6)
         self._xdd_d = np.zeros(6)
-        self._wrench_d_task = np.zeros(6)
-        self._wrench_d_force = np.zeros(6)
-        # the targets the force law uses: the above, or corrected for compliant joints (P4)
-        self._wrench_d_task_used = np.zeros(6)
-        self._wrench_d_force_used = np.zeros(6)
-        self._flex: CompliantJointForceCorrection | None = None
-        self._flex_next_time = -math.inf
+        self._targets = ForceTargets()
+        self._wrench_d_task = self._targets.wrench_task
+        self._has_motion_target = False
+        self._stopped = False
+        # ---- the stages of a cycle, chosen once (controller_stages.py) ----
+        self._signals = CycleSignals(n, self._targets)
+        self._integrator = VelocityIntegrator(n)
+        self.observer: MomentumObserver | None = None
+        self._wrench_source = self._build_wrench_source(model)
+        self._motion_law = self._build_motion_law()
+        self._force_law = self._build_force_law(model)
+        self._hybrid_law = (ProjectedHybridLaw(self.osm, kp=cfg.force_loop_gain,
+                                               ki_per_s=cfg.force_loop_integral_gain_per_s,
+                                               kv_per_s=cfg.kv_force_per_s)
+                            if cfg.law is HybridLaw.PROJECTED else OperationalSpaceHybridLaw(self.osm))
+        self._friction = self._build_friction()
+        self._output = self._build_output(model)
+        self._F = np.zeros(6)
+        self._jtf = np.zeros(n)
+        self.command = ControlCommand(
+            mode=cfg.output_mode, torque_nm=np.zeros(n), joint_torque_nm=np.zeros(n), velocity_rad_s=np.zeros(n),
+            joint_acceleration_rad_s2=np.zeros(n), stage=self.stages.stage, events=(), force_error=np.zeros(6),
+            contact_wrench_tip_base=np.zeros(6), position_error_m=np.zeros(3), orientation_error_rad=np.zeros(3))
+
+    # ---- building the stages --------------------------------------------------------------------
+    def _build_wrench_source(self, model: DynamicModel) -> SensorWrench | EstimatedWrench:
+        cfg = self.config
+        if cfg.force_source is ForceSource.SENSOR:
+            apart = bool(np.any(np.asarray(cfg.wrench_reference_offset_m, float)
+                                != np.asarray(cfg.sensor_offset_m, float)))
+            return ShiftedSensorWrench(self.osm) if apart else SensorWrench(self.osm)
+        # Sensorless force needs joint torques from currents: the model's gains, checked like everywhere else.
+        if model.drive_gains_nm_per_a is None:
+            raise ValueError("force_source='estimated' turns motor currents into torques, but the model has no "
+                             "drive gains (drive_gains_nm_per_a: null): identify the model from currents with "
+                             "--drive-gains, or set the gains in the model file")
+        gains = check_drive_gains(model.drive_gains_nm_per_a, model.n_joints, what="the model's drive_gains_nm_per_a")
+        gain_per_s = 0.5 / cfg.period_s if cfg.observer_gain_per_s is None else cfg.observer_gain_per_s
+        self.observer = MomentumObserver(self.osm.model, gain_per_s=gain_per_s, period_s=cfg.period_s)
+        return EstimatedWrench(self.osm, self.observer, gains, self.friction_compensation)
+
+    def _build_motion_law(self) -> MotionLaw:
+        cfg = self.config
+        # Gains as 6-vectors: translations then rotations (task or base axes, isotropic per group).
+        kp = np.r_[np.full(3, cfg.kp_position_per_s2), np.full(3, cfg.kp_orientation_per_s2)]
+        kv = np.r_[np.full(3, cfg.kv_position_per_s), np.full(3, cfg.kv_orientation_per_s)]
+        return MotionLaw(self.osm, kp, kv, cfg.kv_impact_per_s, self._x_d, self._r_d, self._xd_d, self._xdd_d)
+
+    def _build_force_law(self, model: DynamicModel) -> ForceLaw:
+        cfg, n = self.config, self.n_joints
+        target: RigidForceTarget | CompliantForceTarget = RigidForceTarget()
         if cfg.flexible_compensation:
             stiffness = (UR3_JOINT_STIFFNESS_NM_PER_RAD if cfg.joint_stiffness_nm_per_rad is None
                          else np.asarray(cfg.joint_stiffness_nm_per_rad, float))
             if np.size(stiffness) != n:
                 raise ValueError(f"joint_stiffness_nm_per_rad needs {n} values (one per joint) for "
                                  f"{model.robot}, got {np.size(stiffness)}")
-            self._flex = CompliantJointForceCorrection(self.osm.model, self.osm.force_frame_id, stiffness,
-                                                       fixed_point_iterations=2)
-            self._flex_load = np.zeros(6)
-        self._has_motion_target = False
-        # ---- state ----
-        self._integral = np.zeros(6)
-        self._qd_cmd = np.zeros(n)
-        self._qd_cmd_valid = False
-        self._saturated = False
-        self._stopped = False
-        self._last_time = None
-        # ---- preallocated work arrays ----
-        self._omega = np.zeros((6, 6))
-        self._omega_t = np.zeros((6, 6))
-        self._accel = np.zeros(6)
-        self._F = np.zeros(6)
-        self._w_meas_o = np.zeros(6)
-        self._w_tip = np.zeros(6)
-        self._tmp6 = np.zeros(6)
-        self._shift = np.eye(6)
-        self._r6 = np.zeros((6, 6))
-        self._task_to_o = np.zeros((6, 6))
-        self._eye6 = np.eye(6)
-        self._motion_float = self._motion_mask.astype(float)
-        self._sensor_apart = bool(np.any(np.asarray(cfg.wrench_reference_offset_m, float)
-                                         != np.asarray(cfg.sensor_offset_m, float)))
-        self._ff_o = np.zeros(6)
-        self._jtf = np.zeros(n)
-        self.command = ControlCommand(
-            mode=cfg.output_mode, torque_nm=np.zeros(n), joint_torque_nm=np.zeros(n), velocity_rad_s=np.zeros(n),
-            joint_acceleration_rad_s2=np.zeros(n), stage=self.stages.stage, events=(), force_error=np.zeros(6),
-            contact_wrench_tip_base=np.zeros(6), position_error_m=np.zeros(3), orientation_error_rad=np.zeros(3))
+            target = CompliantForceTarget(self.osm, stiffness, self._force_mask, cfg.flexible_compensation_rate_hz)
+        kpf = cfg.force_loop_gain if cfg.kp_force_m_s2_per_n is None else cfg.kp_force_m_s2_per_n
+        kif = cfg.force_loop_integral_gain_per_s if cfg.ki_force_m_s2_per_n_s is None else cfg.ki_force_m_s2_per_n_s
+        return ForceLaw(
+            self.osm, target, period_s=cfg.period_s, motion_mask=self._motion_mask,
+            kpf=np.r_[np.full(3, kpf), np.full(3, cfg.kp_moment_rad_s2_per_nm)],
+            kif=np.r_[np.full(3, kif), np.full(3, cfg.ki_moment_rad_s2_per_nm_s)],
+            kvf=np.r_[np.full(3, cfg.kv_force_per_s), np.full(3, cfg.kv_moment_per_s)],
+            error_limit=np.r_[np.full(3, cfg.force_error_limit_n), np.full(3, cfg.moment_error_limit_nm)],
+            integral_limit=np.r_[np.full(3, cfg.force_integral_limit_n_s), np.full(3, cfg.moment_integral_limit_nm_s)],
+            schedule_kp=cfg.kp_force_m_s2_per_n is None, schedule_ki=cfg.ki_force_m_s2_per_n_s is None)
+
+    def _build_friction(self) -> NoFriction | MeasuredVelocityFriction:
+        cfg = self.config
+        if not cfg.friction_compensation:
+            return NoFriction()
+        kind = {FrictionVelocitySource.MEASURED: MeasuredVelocityFriction,
+                FrictionVelocitySource.DESIRED: DesiredVelocityFriction,
+                FrictionVelocitySource.SUM: SumVelocityFriction}[cfg.friction_velocity_source]
+        return kind(self.osm, self.friction_compensation, self._xd_d)
+
+    def _build_output(self, model: DynamicModel) -> TorqueOutput | VelocityOutput:
+        cfg = self.config
+        if cfg.output_mode is OutputMode.VELOCITY:
+            return VelocityOutput(
+                self.osm, self._integrator, np.asarray(self.robot.velocity_limit_rad_s, float), period_s=cfg.period_s,
+                from_command=cfg.velocity_integration_base is VelocityIntegrationBase.COMMAND,
+                admittance_mass_kg=cfg.velocity_mode_admittance_mass_kg,
+                force_gain_scale=cfg.velocity_mode_force_gain_scale, kv_force_per_s=cfg.kv_force_per_s,
+                kv_impact_per_s=cfg.kv_impact_per_s)
+        gravity = None
+        if cfg.robot_adds_gravity:
+            # The robot's own gravity model (what direct_torque adds), with the same payload.
+            gravity_robot = (cfg.robot_gravity_model or DynamicModel.nominal(model.robot)).robot_model()
+            _with_payload(gravity_robot.model, gravity_robot.tool_frame_id, cfg.payload)
+            gravity = gravity_robot.model
+        return TorqueOutput(self.osm, np.asarray(self.robot.torque_limit_nm, float), gravity)
 
     # ------------------------------------------------------------------------------------
     def _reach(self) -> tuple[np.ndarray, float]:
@@ -278,36 +303,19 @@ class OperationalSpaceController:
         if np.linalg.norm(w[3:]) > cfg.max_moment_nm:
             raise ValueError(f"moment target {np.linalg.norm(w[3:]):.2f} Nm exceeds max_moment_nm = "
                              f"{cfg.max_moment_nm} Nm")
-        self._wrench_d_task[:] = w
+        targets = self._targets
+        targets.wrench_task[:] = w
         # the feed-forward f_d of P2 eq. (2) acts on the force-controlled axes only
-        np.multiply(w, self._force_mask, out=self._wrench_d_force)
-        self._wrench_d_task_used[:] = self._wrench_d_task
-        self._wrench_d_force_used[:] = self._wrench_d_force
-        self._flex_next_time = -math.inf  # recompute the compliant-joint correction next cycle
+        np.multiply(w, self._force_mask, out=targets.wrench_force)
+        targets.wrench_task_used[:] = targets.wrench_task
+        targets.wrench_force_used[:] = targets.wrench_force
+        self._force_law.target.reset()  # recompute the compliant-joint correction next cycle
 
     @property
     def force_target_used(self) -> np.ndarray:
         """The force target the force law regulates (tool-tip axes): the one set, or with
         ``flexible_compensation`` the one corrected for the joint deflections (a copy)."""
-        return self._wrench_d_task_used.copy()
-
-    def _update_flexible_compensation(self, q_rad: np.ndarray, w_tip: np.ndarray, time_s: float) -> None:
-        """Bicchi & Melchiorri (P4) applied to the force target: hold the tip wrench that the
-        DEFLECTED arm maps onto the target's world-frame wrench (flexible.CompliantJointForceCorrection)."""
-        r = self.osm.tip_rotation
-        load = self._flex_load  # the environment's wrench on the robot, tip axes, moment about the tip
-        load[:3] = -(r.T @ w_tip[:3])
-        load[3:] = -(r.T @ w_tip[3:])
-        theta = self._flex.deflection(q_rad, load)
-        # correction matrix K_t^-1 K_r (tip axes) from the rigid and deflected tip frames
-        pin.framesForwardKinematics(self._flex.model, self._flex.data, q_rad)
-        t_rigid = self._flex.data.oMf[self._flex.frame_id].copy()  # oMf is overwritten below
-        pin.framesForwardKinematics(self._flex.model, self._flex.data, theta)
-        relative = self._flex.data.oMf[self._flex.frame_id].actInv(t_rigid)  # rigid tip seen from the true tip
-        corrected = wrench_transform_of(relative.homogeneous) @ self._wrench_d_task  # K(T_t^-1 T_r) w, P4 eq. (7)
-        self._wrench_d_task_used[:] = corrected
-        np.multiply(corrected, self._force_mask, out=self._wrench_d_force_used)
-        self._flex_next_time = time_s + 1.0 / self.config.flexible_compensation_rate_hz
+        return self._targets.wrench_task_used.copy()
 
     def start_approach(self, time_s: float) -> StageEvent | None:
         """Begin the contact sequence (stage 1: pure motion towards the motion target, P2 eq. (10))."""
@@ -318,7 +326,7 @@ class OperationalSpaceController:
         """Plain motion control, no contact expected."""
         self._stopped = False
         self.stages.reset(ContactStage.FREE)
-        self._integral[:] = 0.0
+        self._signals.integral[:] = 0.0
 
     def stop(self) -> ControlCommand:
         """Zero velocity / zero torque command; the controller stays stopped until a new
@@ -332,7 +340,7 @@ class OperationalSpaceController:
         c.joint_acceleration_rad_s2[:] = 0.0
         c.stopped = True
         c.events = ()
-        self._qd_cmd[:] = 0.0
+        self._integrator.qd_cmd[:] = 0.0
         return c
 
     # ---- the cycle ---------------------------------------------------------------------------
@@ -343,14 +351,13 @@ class OperationalSpaceController:
 
     def step(self, q_rad: np.ndarray, qd_rad_s: np.ndarray, time_s: float, *,
              wrench_base: np.ndarray | None = None, current_a: np.ndarray | None = None) -> ControlCommand:
-        """One control cycle.
+        """One control cycle: the stages chosen at construction (controller_stages.py), composed.
 
         ``wrench_base``: the wrench the ENVIRONMENT exerts on the robot through the tool, measured
         by the flange sensor ([N, Nm], base axes, moment about the sensor frame origin; like
         RTDE ``actual_TCP_force``); needed for ``force_source='sensor'``. ``current_a``: motor
         currents (A), needed for ``force_source='estimated'``.
         """
-        cfg = self.config
         c = self.command
         if self._stopped:
             return c
@@ -360,221 +367,63 @@ class OperationalSpaceController:
                              "robot interface")
         if not self._has_motion_target:
             raise ValueError("no motion target: call set_motion_target() before step()")
-        osm = self.osm
-        osm.update(q_rad, qd_rad_s)
-        lam = self.singularity.operational_inertia(osm.lambda_inv, osm.J)
-
-        # ---- contact wrench (robot on environment, P2: f = -F_sensor) ----
-        w_o = self._w_meas_o
-        if cfg.force_source is ForceSource.SENSOR:
-            if wrench_base is None:
-                raise ValueError("force_source='sensor' needs wrench_base (F/T sensor reading) every step")
-            np.negative(wrench_base, out=w_o)
-            if self._sensor_apart:
-                shift_wrench(w_o.copy(), osm.wrench_point_m, osm.position_m, out=w_o)
+        sig = self._signals
+        sig.q, sig.qd, sig.time_s = q_rad, qd_rad_s, time_s
+        self.osm.update(q_rad, qd_rad_s)
+        sig.lam = self.singularity.operational_inertia(self.osm.lambda_inv, self.osm.J)
+        self._wrench_source.measure(sig, wrench_base, current_a)
+        normal_force = self._tip_wrench(sig)
+        self._update_contact_stage(sig, normal_force, time_s)
+        self._motion_law(sig, c.position_error_m, c.orientation_error_rad)
+        c.force_error[:] = 0.0
+        self._output.begin(sig)
+        gamma, jtf = c.joint_torque_nm, self._jtf
+        if sig.stage is ContactStage.HYBRID:
+            self._force_law(sig)
+            c.force_error[:] = sig.force_error
+            self._hybrid_law.joint_torque(sig, gamma, jtf)
+            self._output.hybrid(sig)
         else:
-            if current_a is None:
-                raise ValueError("force_source='estimated' needs current_a (motor currents) every step")
-            drive_torque = torque_from_current(current_a, self._drive_gains)
-            drive = drive_torque - self.friction_compensation.torque(qd_rad_s, drive_torque)
-            tau_ext = self.observer.update(q_rad, qd_rad_s, drive, osm.M)
-            np.negative(wrench_from_joint_torque(osm.J, tau_ext), out=w_o)
-        # Wrench shift between tip T and motion point O as a 6x6 matrix S (base axes):
-        # [f; m_O] = S [f; m_T], S = [[I, 0], [[d]x, I]], d = p_T - p_O; twists go the other way,
-        # twist_T = S^T twist_O.
-        d = osm.tip_position_m - osm.position_m
-        S = self._shift
+            sig.omega_t = None
+            free_motion_torque(self.osm, sig, self._F, gamma, jtf)
+            self._output.free(sig)
+        c.stage = sig.stage
+        # ---- P2 eq. (12): Gamma = J^T F + h + tau_friction ----
+        self._friction.add(sig, gamma)
+        np.copyto(c.contact_wrench_tip_base, sig.w_tip)
+        c.sigma_min = self.singularity.sigma_min
+        c.singular_weight = self.singularity.padding_weight
+        c.stopped = False
+        self._output.finish(sig, c, jtf)
+        return c
+
+    def _tip_wrench(self, sig: CycleSignals) -> float:
+        """The contact wrench moved from the motion point O to the tool tip T; returns the normal force along
+        tool z. Wrench shift as a 6x6 matrix S (base axes): [f; m_O] = S [f; m_T], S = [[I, 0], [[d]x, I]],
+        d = p_T - p_O; twists go the other way, twist_T = S^T twist_O."""
+        osm = self.osm
+        d = sig.d
+        np.subtract(osm.tip_position_m, osm.position_m, out=d)
+        S = sig.shift
         S[3, 1] = -d[2]
         S[3, 2] = d[1]
         S[4, 0] = d[2]
         S[4, 2] = -d[0]
         S[5, 0] = -d[1]
         S[5, 1] = d[0]
-        w_tip = self._w_tip
+        w_o, w_tip = sig.w_o, sig.w_tip
         w_tip[:] = w_o
         w_tip[3:] -= S[3:, :3] @ w_o[:3]
-        r_task = osm.tip_rotation
-        normal_force = float(r_task[:, 2] @ w_tip[:3])
+        return float(osm.tip_rotation[:, 2] @ w_tip[:3])
 
-        # ---- contact stage, P2 eq. (10) ----
-        event = self.stages.update(normal_force, time_s)
-        stage = self.stages.stage
-        if event is not None and stage is ContactStage.HYBRID:
-            self._integral[:] = 0.0
-        c.events = () if event is None else (event,)
-
-        # ---- motion law, P2 eq. (3) with the orientation error of eq. (13) ----
-        accel = self._accel
-        pos_err = np.subtract(osm.position_m, self._x_d, out=c.position_error_m)
-        ori_err = orientation_error(osm.rotation, self._r_d)
-        c.orientation_error_rad[:] = ori_err
-        twist = osm.twist
-        if stage is ContactStage.IMPACT:
-            # P2, eq. (10): dissipate the impact, F*_motion = -k_v xd.
-            np.multiply(-cfg.kv_impact_per_s, twist, out=accel)
-        else:
-            np.subtract(twist, self._xd_d, out=accel)
-            accel *= -self._kv
-            accel += self._xdd_d
-            accel[:3] -= self._kp[:3] * pos_err
-            accel[3:] -= self._kp[3:] * ori_err
-
-        F = self._F
-        c.force_error[:] = 0.0
-        velocity_out = cfg.output_mode is OutputMode.VELOCITY
-        if velocity_out:
-            twist_cmd = osm.J @ (self._qd_cmd if self._qd_cmd_valid else qd_rad_s)
-        omega_t = None
-        projected = cfg.law is HybridLaw.PROJECTED and stage is ContactStage.HYBRID
-        if stage is ContactStage.HYBRID:
-            R6 = self._r6
-            R6[:3, :3] = r_task
-            R6[3:, 3:] = r_task
-            # P2 eq. (2): Omega = R6 diag(s) R6^T in base axes (selection.py)
-            omega = np.dot(R6 * self._motion_float, R6.T, out=self._omega)
-            # task (tip) axes -> base axes at the motion point
-            A = np.dot(S, R6, out=self._task_to_o)
-            # Force law at the tool tip in task axes, P2 eq. (4), with saturation and anti-windup.
-            err = self._tmp6
-            if self._flex is not None and time_s >= self._flex_next_time:
-                self._update_flexible_compensation(q_rad, w_tip, time_s)
-            np.subtract(self._wrench_d_task_used, R6.T @ w_tip, out=err)
-            err *= self._force_mask
-            np.minimum(err, self._err_lim, out=err)
-            np.maximum(err, -self._err_lim, out=err)
-            c.force_error[:] = err
-            if not self._saturated:
-                self._integral += err * cfg.period_s
-                np.minimum(self._integral, self._int_lim, out=self._integral)
-                np.maximum(self._integral, -self._int_lim, out=self._integral)
-            # damping on the tip twist in task axes (twist_T = S^T twist_O)
-            kpf, kif = self._kpf, self._kif
-            if self._schedule_force_gains:
-                # gain scheduling on the inertia along the force axis (tool z at the tip, seen at O)
-                n_axis = A[:, 2]
-                inv_lambda_n = 1.0 / float(n_axis @ (lam @ n_axis))
-                kpf, kif = self._kpf_now, self._kif_now
-                if cfg.kp_force_m_s2_per_n is None:
-                    kpf[:3] = self._kpf[:3] * inv_lambda_n
-                if cfg.ki_force_m_s2_per_n_s is None:
-                    kif[:3] = self._kif[:3] * inv_lambda_n
-            f_star = kpf * err + kif * self._integral - self._kvf * (A.T @ twist)
-            f_star *= self._force_mask
-            f_star_o = A @ f_star
-            ff_o = A @ self._wrench_d_force_used
-            # P2, eq. (2): F = Lambda (Omega F*_m + Omega~ F*_f) + mu + p + Omega~ f_d (mu, p in joint space).
-            if projected:
-                tau_projected = self._projected_torque(accel, err, lam, d, twist, qd_rad_s)
-            else:
-                F[:] = lam @ (omega @ accel + f_star_o - osm.dJ_qd) + ff_o
-            if velocity_out or cfg.friction_velocity_source is FrictionVelocitySource.SUM:
-                omega_t = np.subtract(self._eye6, omega, out=self._omega_t)
-            if velocity_out:
-                # admittance in the force directions (see velocity_mode_admittance_mass_kg), damped
-                # on the COMMANDED twist: pressed on a surface the arm stands still while its
-                # servo reference may still move.
-                a_vel = (omega @ accel + cfg.velocity_mode_force_gain_scale * f_star_o
-                         + (A @ err) / cfg.velocity_mode_admittance_mass_kg
-                         - cfg.kv_force_per_s * (omega_t @ twist_cmd))
-        else:
-            F[:] = lam @ (accel - osm.dJ_qd)
-            if velocity_out:
-                a_vel = accel
-                if stage is ContactStage.IMPACT:
-                    # P2 eq. (10) on the commanded motion, plus yielding to the contact force
-                    a_vel = -cfg.kv_impact_per_s * twist_cmd - w_o / cfg.velocity_mode_admittance_mass_kg
-        c.stage = stage
-
-        # ---- joint torque, P2 eq. (12): Gamma = J^T F + h + tau_friction ----
-        gamma = c.joint_torque_nm
-        jtf = self._jtf
-        if projected:
-            # Aghili P5: the projected law's torque already holds h (P (M qdd_c + h) + ...)
-            gamma[:] = tau_projected
-            np.subtract(gamma, osm.h, out=jtf)
-        else:
-            np.dot(osm.J.T, F, out=gamma)
-            jtf[:] = gamma
-            gamma += osm.h
-        if cfg.friction_compensation:
-            source = cfg.friction_velocity_source
-            rigid = gamma.copy() if self.friction_compensation.extended else None  # the torque the gears transmit
-            if source is FrictionVelocitySource.MEASURED:
-                gamma += self.friction_compensation.torque(qd_rad_s, rigid)
-            else:
-                qd_desired = osm.M_inv @ (osm.J.T @ (lam @ self._xd_d))
-                if source is FrictionVelocitySource.SUM and omega_t is not None:
-                    # measured motion along the force-controlled directions + desired motion elsewhere
-                    qd_force = osm.M_inv @ (osm.J.T @ (lam @ (omega_t @ twist)))
-                    qd_desired = qd_desired + qd_force
-                gamma += self.friction_compensation.torque(qd_desired, rigid)
-        np.copyto(c.contact_wrench_tip_base, w_tip)
-        c.sigma_min = self.singularity.sigma_min
-        c.singular_weight = self.singularity.padding_weight
-        c.stopped = False
-
-        if cfg.output_mode is OutputMode.TORQUE:
-            # closed-loop model acceleration qdd = M^-1 (Gamma - h - tau_f + J^T w_env), w_env = -w_o
-            jtf -= osm.J.T @ w_o
-            np.dot(osm.M_inv, jtf, out=c.joint_acceleration_rad_s2)
-        else:
-            # velocity output: the closed-loop model's acceleration, qdd = M^-1 J^T Lambda (a - Jd qd)
-            np.dot(osm.M_inv, osm.J.T @ (lam @ (a_vel - osm.dJ_qd)), out=c.joint_acceleration_rad_s2)
-        qdd = c.joint_acceleration_rad_s2
-        if cfg.output_mode is OutputMode.TORQUE:
-            tau = c.torque_nm
-            tau[:] = gamma
-            if cfg.robot_adds_gravity:
-                tau -= pin.computeGeneralizedGravity(self._gravity_model, self._gravity_data, q_rad)
-            np.minimum(tau, self._torque_limit, out=tau)
-            np.maximum(tau, -self._torque_limit, out=tau)
-            self._saturated = bool((np.abs(tau) >= self._torque_limit).any())
-        else:
-            base = (self._qd_cmd if (cfg.velocity_integration_base is VelocityIntegrationBase.COMMAND and self._qd_cmd_valid)
-                    else qd_rad_s)
-            v = c.velocity_rad_s
-            v[:] = base + qdd * cfg.period_s
-            np.clip(v, -self._velocity_limit, self._velocity_limit, out=v)
-            self._saturated = bool(np.any(np.abs(v) >= self._velocity_limit))
-            self._qd_cmd[:] = v
-            self._qd_cmd_valid = True
-        return c
-
-    def _projected_torque(self, accel: np.ndarray, err: np.ndarray, lam: np.ndarray, d: np.ndarray,
-                          twist: np.ndarray, qd_rad_s: np.ndarray) -> np.ndarray:
-        """Joint torque of the projected hybrid law (Aghili P5) for this HYBRID cycle.
-
-        The contact is the constraint n^T x_tip = const on the tool tip, n = -tool z (the
-        controller does not know the surface: it takes the normal along the tool axis it
-        presses with), so A = n^T J_v,tip (1 x n) and Adot qd = n^T (tip classical
-        acceleration at qdd = 0; the rotation of n itself is neglected). The motion
-        reference is the motion law's acceleration at the motion point mapped to the
-        joints with the dynamically consistent inverse M^-1 J^T Lambda (so the padded
-        Lambda of P2 still applies near a singularity), then projected onto the tangent
-        space (P5, eqs. (13), (16), PIDC eqs. (45)-(48)). The constraint force command is
-        a PI law on the normal force with the desired force fed forward and damping on the
-        tip's normal velocity (P5, eqs. (51)-(52)).
-        """
-        osm, cfg = self.osm, self.config
-        normal = -osm.tip_rotation[:, 2]
-        # tip linear Jacobian: v_T = v_O + omega x d = v_O - [d]x omega
-        jac = osm.J
-        jv_tip = jac[:3] + self._shift[3:, :3].T @ jac[3:]
-        a_row = normal @ jv_tip
-        omega = twist[3:]
-        a_bias = osm.dJ_qd[:3] + np.cross(osm.dJ_qd[3:], d) + np.cross(omega, np.cross(omega, d))
-        qdd_ref = osm.M_inv @ (jac.T @ (lam @ (accel - osm.dJ_qd)))
-        # inertia along the constraint normal, 1 / (A M^-1 A^T)
-        inertia_n = 1.0 / float(a_row @ (osm.M_inv @ a_row))
-        f_d = float(self._wrench_d_task_used[2])
-        v_n = float(a_row @ qd_rad_s)
-        force_cmd = (f_d + cfg.force_loop_gain * err[2] + cfg.force_loop_integral_gain_per_s * self._integral[2]
-                     + cfg.kv_force_per_s * inertia_n * v_n)
-        result = projected_hybrid_torque(osm.M, osm.h, a_row[None, :], np.array([normal @ a_bias]), qdd_ref,
-                                         force_cmd)
-        return result.torque_nm
+    def _update_contact_stage(self, sig: CycleSignals, normal_force_n: float, time_s: float) -> None:
+        """P2 eq. (10): approach -> impact -> hybrid on the normal force; the force integral restarts at HYBRID."""
+        event = self.stages.update(normal_force_n, time_s)
+        sig.stage = self.stages.stage
+        if event is not None and sig.stage is ContactStage.HYBRID:
+            sig.integral[:] = 0.0
+        self.command.events = () if event is None else (event,)
 
     def reset_velocity_integrator(self, qd_rad_s: np.ndarray) -> None:
         """Seed the velocity-output integrator (e.g. with the measured velocity at start)."""
-        self._qd_cmd[:] = qd_rad_s
-        self._qd_cmd_valid = True
+        self._integrator.seed(qd_rad_s)
