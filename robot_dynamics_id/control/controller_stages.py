@@ -22,6 +22,7 @@ import pinocchio as pin
 from ..dynamics.drive import torque_from_current
 from .compliance import wrench_transform_of
 from .contact import ContactStage
+from .controller_config import ControlCommand
 from .flexible import CompliantJointForceCorrection
 from .force_estimation import MomentumObserver, wrench_from_joint_torque
 from .friction_compensation import FrictionCompensation
@@ -413,7 +414,8 @@ class TorqueOutput:
     def free(self, sig: CycleSignals) -> None:
         pass
 
-    def finish(self, sig: CycleSignals, command, jtf: np.ndarray) -> None:
+    def finish(self, sig: CycleSignals, command: ControlCommand, jtf: np.ndarray) -> None:
+        """``jtf`` = Gamma - h - tau_f (J^T F, or the projected torque minus h); ``command.joint_torque_nm`` = Gamma."""
         osm = self.osm
         jtf -= osm.J.T @ sig.w_o
         np.dot(osm.M_inv, jtf, out=command.joint_acceleration_rad_s2)
@@ -464,7 +466,7 @@ class VelocityOutput:
         else:
             sig.a_vel = sig.accel
 
-    def finish(self, sig: CycleSignals, command, jtf: np.ndarray) -> None:
+    def finish(self, sig: CycleSignals, command: ControlCommand, jtf: np.ndarray) -> None:
         osm, it = self.osm, self.integrator
         np.dot(osm.M_inv, osm.J.T @ (sig.lam @ (sig.a_vel - osm.dJ_qd)), out=command.joint_acceleration_rad_s2)
         base = it.qd_cmd if (self._from_command and it.valid) else sig.qd
