@@ -32,6 +32,15 @@ def _smoothstep(u: float) -> float:
     return u * u * u * (10 - 15 * u + 6 * u * u)
 
 
+def _smoothstep_integral(u: float) -> float:
+    """The integral of :func:`_smoothstep` from 0 to ``u`` (u^4 (5/2 - 3u + u^2) on [0, 1]; 1/2 at 1; linear after)."""
+    if u <= 0.0:
+        return 0.0
+    if u >= 1.0:
+        return 0.5 + (u - 1.0)
+    return u ** 4 * (2.5 - 3.0 * u + u * u)
+
+
 @dataclass(frozen=True)
 class StreamerOutput:
     """One cycle's command and progress."""
@@ -101,17 +110,42 @@ class TrajectoryStreamer:
             return self._rate_at(now_s)
         return rate
 
+    def _warp_increment(self, t_a: float, t_b: float) -> float:
+        """Integral of the warp rate dtau/dt from ``t_a`` to ``t_b`` (s): ramp-in S(u), then 1, and from the
+        ramp-out's start t0 on r0 (1 - S(u)), whose integral r0 ramp_s (u - I(u)) stays at r0 ramp_s / 2."""
+        if t_b <= t_a:
+            return 0.0
+        if self._stopping_from is None:
+            return self._ramp_in_increment(t_a, t_b)
+        t0, r0 = self._stopping_from
+        before = self._ramp_in_increment(t_a, min(t_b, t0)) if t_a < t0 else 0.0
+        if self.ramp_s <= 0 or t_b <= t0:
+            return before
+        ua, ub = min((max(t_a, t0) - t0) / self.ramp_s, 1.0), min((t_b - t0) / self.ramp_s, 1.0)
+        return before + r0 * self.ramp_s * ((ub - _smoothstep_integral(ub)) - (ua - _smoothstep_integral(ua)))
+
+    def _ramp_in_increment(self, t_a: float, t_b: float) -> float:
+        if t_b <= t_a:
+            return 0.0
+        if self.ramp_s <= 0:
+            return t_b - t_a
+        ua, ub = (t_a - self._t_start) / self.ramp_s, (t_b - self._t_start) / self.ramp_s
+        return self.ramp_s * (_smoothstep_integral(ub) - _smoothstep_integral(ua))
+
     def command(self, now_s: float, q_rad: np.ndarray) -> StreamerOutput:
         """The velocity command for time ``now_s`` (monotonic seconds) given the measured ``q_rad``."""
         q = np.asarray(q_rad, float)
         if self._t_start is None:
             self._t_start = now_s
             self._last_t = now_s
-        dt = max(0.0, now_s - self._last_t)
+        last_t = self._last_t
         self._last_t = now_s
         self._rate = 0.0 if self.done else self._rate_at(now_s)
-        # trapezoidal integration of the time warp
-        self._tau = min(self._tau + self._rate * dt, self.trajectory.duration_s)
+        # The time warp integrated exactly over the cycle (its rate is a known function of time): a late cycle
+        # on a loaded machine then costs no trajectory time, and the ramp-out ends exactly at the end.
+        if not self.done:
+            self._tau = min(self._tau + self._warp_increment(last_t, max(now_s, last_t)),
+                            self.trajectory.duration_s)
         q_ref, qd_ref, _ = self.trajectory.evaluate(self._tau)
         q_ref, qd_ref = np.ravel(q_ref), np.ravel(qd_ref)
         error = q_ref - q

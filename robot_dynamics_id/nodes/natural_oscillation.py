@@ -157,7 +157,9 @@ class NaturalOscillationNode(Node):
         self._progress_pub = self.create_publisher(String, "/natural_oscillation/progress", _STATE_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
-        self._thread.start()
+        # The procedure starts once the node spins: a signal before that interrupts the construction (nothing
+        # has moved); from then on it cancels the procedure, which stops the arm and says so.
+        self._start_timer = self.create_timer(0.0, self._start_procedure)
         what = f"{len(self._trial_factors)} given trials" if self._trial_factors else "bisection of both factors"
         self.get_logger().info(f"natural_oscillation on {self._robot.name}: {what}")
 
@@ -241,6 +243,11 @@ class NaturalOscillationNode(Node):
     def done(self) -> bool:
         """The job has ended (run_node then exits with :attr:`exit_code`)."""
         return self._finished.is_set() and self._exit_when_done
+
+    def _start_procedure(self) -> None:
+        self._start_timer.cancel()
+        if self._thread.ident is None:
+            self._thread.start()
 
     def _publish(self, **fields) -> None:
         try:
@@ -355,7 +362,8 @@ class NaturalOscillationNode(Node):
     def shutdown(self) -> None:
         """Stop the arm (zero velocity) before the process ends."""
         self.cancelled.set()
-        self._thread.join(2.0)
+        if self._thread.ident is not None:
+            self._thread.join(2.0)
         try:
             self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
         except Exception:

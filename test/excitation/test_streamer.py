@@ -96,3 +96,24 @@ def test_an_arm_that_does_not_follow_aborts_the_stream():
     assert out.phase == "aborted"
     assert np.all(out.velocity_rad_s == 0)
     assert "does not follow" in streamer.aborted
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_late_cycles_cost_no_trajectory_time_and_the_ramp_out_ends_at_the_end(seed):
+    # A loaded machine: cycles 2-250 ms apart instead of 2 ms. The warp is integrated exactly over each cycle,
+    # so the excitation is played to its end (a rectangle rule stopped at 99.2 % in a loaded test run).
+    traj = _trajectory()
+    streamer = TrajectoryStreamer(trajectory=traj, ramp_s=0.5)
+    rng = np.random.default_rng(seed)
+    t, q, out = 0.0, traj.start_position_rad.copy(), None
+    while t < 30.0:
+        out = streamer.command(t, q)
+        period = float(rng.uniform(0.002, 0.25))
+        q = q + out.velocity_rad_s * period
+        t += period
+        if out.phase == "done":
+            break
+    assert out.phase == "done"
+    assert out.fraction == pytest.approx(1.0, abs=1e-9)
+    # played for the planned duration + half of each ramp, plus at most a few late cycles (each <= 0.25 s)
+    assert traj.duration_s + streamer.ramp_s - 1e-6 <= t <= traj.duration_s + streamer.ramp_s + 3 * 0.25
