@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MonitorOutput", "TrajectoryMonitor"]
+__all__ = ["MonitorOutput", "TrajectoryMonitor", "verdict_from_status"]
 
 #: a joint that moved less than this has not moved (rad): above encoder noise, below any real motion
 _MOVED_RAD = 2e-3
@@ -103,3 +103,17 @@ class TrajectoryMonitor:
     def _planned_at(self, t_s: float) -> np.ndarray:
         k = min(int(np.searchsorted(self.time_s, t_s)), self.time_s.size - 1)
         return self.position_rad[k]
+
+
+def verdict_from_status(status: dict) -> MonitorOutput | None:
+    """The verdict a trajectory controller that reports its own progress gives (ur_interface's
+    ``~/trajectory_status``: phase, trajectory time τ, duration, position error): None while it has not
+    started the goal. Aborts are not verdicts here: the controller reports them with their reason."""
+    phase = {"running": "running", "stopping": "running", "settling": "running", "succeeded": "done"}.get(
+        status.get("phase", ""))
+    if phase is None:
+        return None
+    duration = float(status.get("duration_s", 0.0))
+    tau = float(status.get("time_s", 0.0))
+    fraction = 1.0 if phase == "done" else (min(1.0, tau / duration) if duration > 0 else 1.0)
+    return MonitorOutput(phase, tau, fraction, float(status.get("position_error_rad", 0.0)))

@@ -9,7 +9,10 @@ scaled_joint_trajectory_controller — executes it on the robot's clock and no
 500 Hz stream depends on this process. The node watches ``/joint_states``
 (:class:`~robot_dynamics_id.excitation.monitor.TrajectoryMonitor`: progress
 under speed scaling, divergence, a controller that does not move) and, where
-present, ur_interface's ``~/trajectory_status`` (the reason of an abort).
+present, ur_interface's ``~/trajectory_status`` (the reason of an abort). Once
+ur_interface reports the goal running, its status (20 Hz: progress, position
+error; its loop aborts on divergence) is what is watched and ``/joint_states``
+is unsubscribed, unless ``watch_joint_states`` is true.
 ``~/cancel`` or Ctrl-C sends an empty trajectory: the arm slows down along the
 path and stops.
 
@@ -47,7 +50,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..excitation.monitor import TrajectoryMonitor
+from ..excitation.monitor import TrajectoryMonitor, verdict_from_status
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
@@ -71,7 +74,11 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("trajectory_point_rate_hz", "double", 100.0,
                   "points per second of the trajectory sent (the receiver interpolates quintic between them)", "Hz"),
     ParameterSpec("trajectory_status_topic", "string", "/ur_interface/trajectory_status",
-                  "ur_interface's trajectory status, read for abort reasons when present (empty: do not read)"),
+                  "ur_interface's trajectory status, read for progress and abort reasons when present (empty: "
+                  "do not read)"),
+    ParameterSpec("watch_joint_states", "bool", False,
+                  "also check the arm against the plan from /joint_states while ur_interface reports the goal's "
+                  "progress itself (its loop aborts on divergence; the 500 Hz joint states cost this process CPU)"),
     ParameterSpec("tf_prefix", "string", "", "prefix of the joint names, as the UR driver's tf_prefix"),
     ParameterSpec("start_timeout_s", "double", 3.0,
                   "trajectory: the arm must move within this (robot time) after the trajectory is sent", "s"),
@@ -110,6 +117,8 @@ _SILENT_INTERFACE_S = 5.0
 _MONITOR_PERIOD_S = 0.01
 #: largest interpolation error accepted for the points sent (rad)
 _MAX_INTERPOLATION_ERROR_RAD = 1e-4
+#: trajectory status phases in which the controller still moves the arm
+_MOVING = ("running", "stopping", "settling")
 _INACTIVE_CONTROLLER_HINT = (
     ". Is the trajectory controller active? With the UR driver: ros2 control switch_controllers --activate "
     "scaled_joint_trajectory_controller --deactivate forward_velocity_controller; and check the speed scaling "
@@ -202,7 +211,11 @@ class ExcitationNode(Node):
         # Raw: with the trajectory interface only every ~10 ms sample is decoded (the monitor's rate), the
         # rest only marks the stream alive, so this process costs little at the robot's 500 Hz.
         self._next_decode_s = -np.inf
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state_bytes, _STATE_QOS, raw=True)
+        self._watch_joint_states = bool(p["watch_joint_states"])
+        self._status_topic = p["trajectory_status_topic"]
+        self._status_goal_after: int | None = None  # watching a goal sent when the status had this goal count
+        self._joint_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state_bytes,
+                                                   _STATE_QOS, raw=True)
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
@@ -261,9 +274,18 @@ class ExcitationNode(Node):
     def _on_controller_status(self, msg: String) -> None:
         self._status_received_s = time.monotonic()
         try:
-            self._controller_status = json.loads(msg.data)
+            self._controller_status = status = json.loads(msg.data)
         except ValueError:
-            pass
+            return
+        after = self._status_goal_after
+        if (self._joint_sub is not None and not self._watch_joint_states and after is not None
+                and status.get("goal", 0) > after and verdict_from_status(status) is not None):
+            # ur_interface runs our goal and reports its progress at 20 Hz (and aborts on divergence itself):
+            # the 500 Hz joint states are no longer needed here (their delivery is most of this process's CPU)
+            self.destroy_subscription(self._joint_sub)
+            self._joint_sub = None
+            self.get_logger().info(f"watching the trajectory through {self._status_topic} (set watch_joint_states "
+                                   "to also check it against /joint_states)")
 
     def _on_cancel(self, _msg: Empty) -> None:
         self.get_logger().warning("cancel requested: ramping out")
@@ -410,6 +432,7 @@ class ExcitationNode(Node):
                                     start_timeout_s=self._start_timeout_s, stalled_hint=_INACTIVE_CONTROLLER_HINT)
         with self._q_lock:
             self._verdict, self._next_check_s, self._monitor = None, -np.inf, monitor
+        self._status_goal_after = goal_before
         self._command_pub.publish(msg)
         self.get_logger().info(f"{label}: sent {points} points ({trajectory.duration_s:.1f} s) to "
                                f"{self._command_pub.topic_name}")
@@ -419,6 +442,8 @@ class ExcitationNode(Node):
                 if self._cancel.wait(0.02):
                     return self._stop_trajectory(label)
                 verdict, controller = self._verdict, self._controller_status or {}
+                if self._joint_sub is None and controller.get("goal", 0) > goal_before:
+                    verdict = verdict_from_status(controller) or verdict
                 failure = self._trajectory_failure(verdict, controller, goal_before)
                 if failure is not None:
                     self.exit_code = 5 if failure.startswith("no /joint_states") else 4
@@ -440,6 +465,7 @@ class ExcitationNode(Node):
                 if done:
                     return True
         finally:
+            self._status_goal_after = None
             with self._q_lock:
                 self._monitor = None
 
@@ -447,7 +473,7 @@ class ExcitationNode(Node):
         if time.monotonic() - max(self._received_s, self._status_received_s) > _SILENT_INTERFACE_S:
             return (f"no /joint_states and no trajectory status for {_SILENT_INTERFACE_S} s: the robot interface "
                     "is gone; stopped")
-        if controller.get("goal", 0) > goal_before and controller.get("phase") in ("aborted", "rejected"):
+        if controller.get("goal", 0) > goal_before and controller.get("phase") in ("aborted", "rejected", "cancelled"):
             return f"the trajectory controller reports: {controller.get('reason') or controller.get('phase')}"
         if controller.get("phase") == "rejected" and "goal" not in controller:
             return controller.get("reason", "trajectory rejected")
@@ -462,6 +488,10 @@ class ExcitationNode(Node):
         self.get_logger().warning(f"{label} cancelled: the trajectory controller stops the arm along the path")
         self._publish_progress(stage=label, phase="cancelled")
         deadline = time.monotonic() + 3.0
+        if self._joint_sub is None:  # the controller reports the end of its stop
+            while time.monotonic() < deadline and (self._controller_status or {}).get("phase") in _MOVING:
+                time.sleep(0.1)
+            return False
         last = self._measured_q()
         while time.monotonic() < deadline:
             time.sleep(0.1)

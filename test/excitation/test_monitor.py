@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_id.excitation.monitor import TrajectoryMonitor
+from robot_dynamics_id.excitation.monitor import TrajectoryMonitor, verdict_from_status
 
 T = np.arange(0.0, 10.0 + 1e-9, 0.002)
 Q = np.outer(np.sin(2 * np.pi * T / 10.0), np.linspace(0.2, 0.6, 6))
@@ -44,3 +44,19 @@ def test_an_arm_that_never_moves_is_reported_as_stalled_with_the_hint():
     assert set(phases[:100]) == {"waiting"}
     assert phases[-1] == "stalled" and outs[-1].reason.endswith(". Activate the controller")
     assert "not moved 1.0" in next(o.reason for o in outs if o.phase == "stalled")
+
+
+def test_a_controllers_own_status_gives_progress_and_its_end_but_no_verdict_before_it_starts():
+    """ur_interface's ~/trajectory_status: the running phases (stopping and settling included: the arm still
+    moves) give the trajectory time and error it reports; success is done; idle, aborted and rejected are
+    not verdicts (the caller reports an abort with the controller's own reason)."""
+    running = verdict_from_status({"goal": 2, "phase": "running", "time_s": 7.5, "duration_s": 30.0,
+                                   "position_error_rad": 0.004})
+    assert (running.phase, running.path_time_s, running.fraction, running.deviation_rad) == (
+        "running", 7.5, 0.25, 0.004)
+    assert verdict_from_status({"phase": "settling", "time_s": 30.0, "duration_s": 30.0}).fraction == 1.0
+    assert verdict_from_status({"phase": "stopping", "time_s": 3.0, "duration_s": 30.0}).phase == "running"
+    done = verdict_from_status({"phase": "succeeded", "time_s": 29.0, "duration_s": 30.0})
+    assert (done.phase, done.fraction) == ("done", 1.0)
+    for phase in ("idle", "aborted", "rejected", "cancelled", ""):
+        assert verdict_from_status({"phase": phase, "time_s": 1.0, "duration_s": 30.0}) is None
