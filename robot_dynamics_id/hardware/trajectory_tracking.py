@@ -337,14 +337,15 @@ class TrajectoryTracker:
         phase = self._status.phase
         target = 0.0 if phase == TrackingPhase.STOPPING else self._speed_scaling
         step = dt / self.ramp_s if self.ramp_s > 0 else np.inf
-        self._rate += float(np.clip(target - self._rate, -step, step))
+        self._rate += min(max(target - self._rate, -step), step)  # slew: |Δr| ≤ dt / ramp_s
         self._tau = min(self._tau + self._rate * dt, goal.duration_s)
         q_ref, qd_ref = goal.evaluate(self._tau)
         error = q_ref - state.q_rad
         worst = float(np.max(np.abs(error)))
         self.reference_rad = q_ref
-        self._set(time_s=self._tau, speed_scaling=self._rate, position_error_rad=worst,
-                  max_position_error_rad=max(worst, self._status.max_position_error_rad))
+        status = self._status  # a new snapshot every cycle (cheaper built whole than by dataclasses.replace)
+        self._status = TrackingStatus(status.goal, phase, self._tau, status.duration_s, self._rate, worst,
+                                      max(worst, status.max_position_error_rad), status.reason)
         if worst > self.path_tolerance_rad:
             j = int(np.argmax(np.abs(error)))
             return self._finish(TrackingPhase.ABORTED,

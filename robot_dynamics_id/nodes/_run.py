@@ -10,6 +10,7 @@ import threading
 import time
 
 import rclpy
+from rclpy.task import Future
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
@@ -168,8 +169,17 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         # returns from the executor's wait, and a node without timers may otherwise wait forever.
         executor = make_executor(events=bool(getattr(node, "events_executor", False)))
         executor.add_node(node)
+        # The EventsExecutor spins up to 0.1 s per call in its own (C++) loop rather than one callback per
+        # Python iteration: a 2,500 message/s recorder spends less per message. The future never completes;
+        # the loop's conditions are checked between calls. (The SingleThreadedExecutor's own loop is Python:
+        # no gain there.)
+        idle = Future()
+        events = not isinstance(executor, SingleThreadedExecutor)
         while rclpy.ok() and not getattr(node, "done", False) and not stop_requested.is_set():
-            executor.spin_once(timeout_sec=0.1)
+            if events:
+                executor.spin_until_future_complete(idle, timeout_sec=0.1)
+            else:
+                executor.spin_once(timeout_sec=0.1)
         if stop_requested.is_set():
             raise KeyboardInterrupt
         if getattr(node, "done", False):
