@@ -73,7 +73,10 @@ class RobotStateTopics:
         self._wake = threading.Event()
         self._idle = True  # the publisher thread is (about to be) waiting for samples
         self._clock_offset_s: float | None = None
-        self._js: CdrTemplate | None = None  # the message templates, built at the first sample
+        # The message templates, built here and not at the first sample: the first one in a process costs
+        # ~150 ms (rosbags builds its serializers), a stall the robot loop cannot take (the controller's RTDE
+        # watchdog stops the program after 100 ms at its default 10 Hz).
+        self._prepare_messages()
         self._joint_pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
         self._current_pub = node.create_publisher(JointState, "/motor_currents", STATE_QOS)
         self._moment_pub = node.create_publisher(JointState, "/target_moment", STATE_QOS)
@@ -162,15 +165,16 @@ class RobotStateTopics:
         self._js = joint_state_template(self._names, (n, n, n))
         self._cur = joint_state_template(self._names, (0, 0, n))
         self._mom = joint_state_template(self._names, (0, 0, n))
-        self._commands: dict[tuple[int, int, int], CdrTemplate] = {}
+        # the four command shapes: (reference or not) x (velocity or torque)
+        self._commands: dict[tuple[int, int, int], CdrTemplate] = {
+            lengths: joint_state_template(self._names, lengths)
+            for lengths in ((0, n, 0), (n, n, 0), (0, 0, n), (n, 0, n))}
         self._wrench = wrench_template(self._config.tf_prefix + "base")
 
     def _stamp_time(self, timestamp_s: float) -> tuple[int, int]:
         """(sec, nanosec) of the message stamp of a sample taken at ``timestamp_s`` on the robot's clock."""
         if self._clock_offset_s is None or timestamp_s + self._clock_offset_s < 0:
             self._clock_offset_s = time.time() - timestamp_s
-        if self._js is None:
-            self._prepare_messages()
         return _stamp(timestamp_s + self._clock_offset_s)
 
     def _publish_command(self, item: tuple) -> None:
@@ -181,7 +185,7 @@ class RobotStateTopics:
         lengths = (len(position), len(velocity), len(effort))
         sec, nanosec = self._stamp_time(timestamp_s)
         template = self._commands.get(lengths)
-        if template is None:  # at most four shapes: (reference or not) x (velocity or torque)
+        if template is None:  # another shape (a robot that reports fewer joints): built once
             template = self._commands[lengths] = joint_state_template(self._names, lengths)
         self._command_pub.publish(template.fill(sec, nanosec, position, velocity, effort))
 
