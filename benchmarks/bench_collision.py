@@ -24,6 +24,10 @@ collision-free run; and per kind. Also: wall time, real-time factor, load averag
 
     .venv/bin/python benchmarks/bench_collision.py [--rates 500,125] [--hours 1] [--cases 60] [--truth-seed 3]
     .venv/bin/python benchmarks/bench_collision.py --quick      # 0.02 h, 6 cases, 500 Hz: a smoke run
+
+The collision cases' figures are printed before the collision-free run (the long part). The rates are
+independent: on a 2-core machine run them as two processes (``--rates 500 --json a.json`` and ``--rates 125
+--json b.json``) at the same time.
 """
 
 from __future__ import annotations
@@ -91,7 +95,8 @@ def _stats(values) -> str:
             f"max {v.max() * 1e3:5.1f} ms (n = {v.size})")
 
 
-def _summarise(name: str, results, free) -> dict:
+def _summarise_cases(name: str, results) -> dict:
+    """Print and return the collision cases' figures of one model (before the long collision-free run)."""
     delays = [r.delay_s for r in results]
     missed = [r for r in results if r.missed]
     early = [r for r in results if r.false_alarm_before_contact]
@@ -112,14 +117,19 @@ def _summarise(name: str, results, free) -> dict:
         if sub:
             peak = np.median([r.peak_force_n for r in sub])
             print(f"      {kind:14s} delay {_stats([r.delay_s for r in sub])}; missed "
-                  f"{sum(r.missed for r in sub)}/{len(sub)}; peak median {peak:.0f} N")
+                  f"{sum(r.missed for r in sub)}/{len(sub)}; peak median {peak:.0f} N", flush=True)
+    return {"delays_s": delays, "missed": len(missed), "early_alarms": len(early), "cases": len(results),
+            "force_at_detection_n": at_detection, "peak_force_n": peaks}
+
+
+def _summarise_free(name: str, free) -> dict:
+    """Print and return the collision-free run's figures of one model."""
     alarms = free.alarms[name]
     print(f"    collision-free {free.duration_s / 3600:.3f} h ({free.passes} passes): {len(alarms)} false alarms "
           f"({free.alarms_per_hour(name):.1f} per hour); largest |r|/threshold per joint "
           + ", ".join(f"{v:.2f}" for v in free.max_ratio[name]))
-    return {"delays_s": delays, "missed": len(missed), "early_alarms": len(early), "cases": len(results),
-            "force_at_detection_n": at_detection, "peak_force_n": peaks, "false_alarms": len(alarms),
-            "collision_free_h": free.duration_s / 3600, "max_ratio": free.max_ratio[name].tolist()}
+    return {"false_alarms": len(alarms), "collision_free_h": free.duration_s / 3600,
+            "max_ratio": free.max_ratio[name].tolist()}
 
 
 def run_rate(rate: float, args, work: Path) -> dict:
@@ -138,6 +148,10 @@ def run_rate(rate: float, args, work: Path) -> dict:
     results = {name: [run_collision_case(reference, case, detector, model=name) for case in cases]
                for name, detector in detectors.items()}
     t_cases = time.perf_counter() - t0
+    # printed now: the collision-free run that follows takes the longest (an hour of robot time)
+    print(f"\n  collisions at {rate:g} Hz ({len(cases)} per model; times after the first touch), "
+          f"{t_cases:.0f} s wall:")
+    summary = {name: _summarise_cases(name, results[name]) for name in detectors}
 
     t0 = time.perf_counter()
     last = [t0]
@@ -153,8 +167,10 @@ def run_rate(rate: float, args, work: Path) -> dict:
                               duration_s=args.hours * 3600.0, noise_seed=4, on_progress=progress)
     t_free = time.perf_counter() - t0
 
-    print(f"\n  results at {rate:g} Hz ({len(cases)} collisions per model; times after the first touch):")
-    summary = {name: _summarise(name, results[name], free) for name in detectors}
+    print(f"\n  collision-free at {rate:g} Hz:")
+    for name in detectors:
+        print(f"  {name}:")
+        summary[name].update(_summarise_free(name, free))
     print(f"  wall time: set-up {t_setup:.0f} s, collisions {t_cases:.0f} s, collision-free {t_free:.0f} s "
           f"({free.duration_s / t_free:.2f}x real time); load average {os.getloadavg()[0]:.1f}", flush=True)
     summary["cases"] = [r.as_dict() for name in results for r in results[name]]
