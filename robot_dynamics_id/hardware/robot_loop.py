@@ -544,4 +544,6 @@ class RobotLoop:
             return
         if self._on_command is not None:
             self._on_command(state, active.kind, cmd.values)
-        self._set_status(state=LoopState.MOVING, mode=active.kind, watchdog="armed")
+        status = self._status
+        if status.state != LoopState.MOVING or status.mode != active.kind or status.watchdog != "armed":
+            self._set_status(state=LoopState.MOVING, mode=active.kind, watchdog="armed")

@@ -86,6 +86,19 @@ class GuardedCommand:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class _Bounds:
+    """What the guard compares commands with, derived once from the limits: velocity and torque limits with
+    a 1e-9 relative tolerance (rad/s, Nm), the smallest acceleration limit (rad/s²), and the position limits
+    less the margin (rad)."""
+
+    velocity_rad_s: np.ndarray
+    torque_nm: np.ndarray
+    acceleration_rad_s2: float
+    upper_rad: np.ndarray
+    lower_rad: np.ndarray
+
+
 class SafetyGuard:
     """Validates and bounds joint commands; owns the command watchdog.
 
@@ -111,6 +124,22 @@ class SafetyGuard:
         self.watchdog_s = float(watchdog_s)
         self.position_margin_rad = float(position_margin_rad)
         self._last_command_time_s: float | None = None
+        self._derived_for: tuple | None = None  # (limits, margin) the bounds below were computed from
+
+    def _bounds(self) -> _Bounds:
+        """The per-cycle constants of the limits, recomputed only when ``limits`` or the margin change
+        (the robot loop guards every cycle: recomputing them cost more than the checks themselves)."""
+        key = (self.limits, self.position_margin_rad)
+        if self._derived_for is None or self._derived_for[0] is not key[0] or self._derived_for[1] != key[1]:
+            limits = self.limits
+            self._derived = _Bounds(
+                velocity_rad_s=limits.velocity_rad_s * (1 + 1e-9),
+                torque_nm=limits.torque_nm * (1 + 1e-9),
+                acceleration_rad_s2=float(np.min(limits.acceleration_rad_s2)),
+                upper_rad=limits.position_upper_rad - self.position_margin_rad,
+                lower_rad=limits.position_lower_rad + self.position_margin_rad)
+            self._derived_for = key
+        return self._derived
 
     # ---- watchdog -------------------------------------------------------------------
     def feed_watchdog(self, now_s: float) -> None:
@@ -134,14 +163,16 @@ class SafetyGuard:
                 f"{kind} command has {arr.size} values, expected {self.limits.n_joints} (one per joint, "
                 "in the configured joint order)"
             )
-        if not np.all(np.isfinite(arr)):
+        if not np.isfinite(arr).all():
             bad = [int(i) for i in np.flatnonzero(~np.isfinite(arr))]
             raise CommandRejected(f"{kind} command contains NaN/inf at joint index {bad}; command refused")
         return arr
 
-    def _bound(self, values: np.ndarray, limit: np.ndarray, kind: str, unit: str):
-        over = np.abs(values) > limit * (1 + 1e-9)
-        if not np.any(over):
+    def _bound(self, values: np.ndarray, limit: np.ndarray, bound: np.ndarray, kind: str, unit: str):
+        """Values beyond ``bound`` (the limit with its tolerance, :class:`_Bounds`) clamped to ``limit``, or
+        refused; and the joints that were."""
+        over = np.abs(values) > bound
+        if not over.any():
             return values, ()
         joints = tuple(int(i) for i in np.flatnonzero(over))
         if self.policy is LimitPolicy.REFUSE:
@@ -166,9 +197,10 @@ class SafetyGuard:
         """
         qd = self._check_finite(qd_rad_s, "velocity")
         q = np.asarray(q_rad, dtype=float)
-        qd, clamped = self._bound(qd, self.limits.velocity_rad_s, "velocity", "rad/s")
+        bounds = self._bounds()
+        qd, clamped = self._bound(qd, self.limits.velocity_rad_s, bounds.velocity_rad_s, "velocity", "rad/s")
         notes = [f"velocity clamped on joints {list(clamped)}"] if clamped else []
-        acc_limit = float(np.min(self.limits.acceleration_rad_s2))
+        acc_limit = bounds.acceleration_rad_s2
         if acceleration_rad_s2 is None:
             acc = acc_limit
         else:
@@ -184,14 +216,13 @@ class SafetyGuard:
                 acc = acc_limit
         # Position limits: the joint must be able to stop before the limit at the
         # guard's deceleration: v_max = sqrt(2 a d) towards the limit (d = distance left).
-        upper = self.limits.position_upper_rad - self.position_margin_rad
-        lower = self.limits.position_lower_rad + self.position_margin_rad
-        room_up = np.maximum(upper - q, 0.0)
-        room_down = np.maximum(q - lower, 0.0)
+        room_up = np.maximum(bounds.upper_rad - q, 0.0)
+        room_down = np.maximum(q - bounds.lower_rad, 0.0)
         v_up = np.sqrt(2.0 * acc * room_up)
         v_down = np.sqrt(2.0 * acc * room_down)
-        limited = np.clip(qd, -v_down, v_up)
-        pos_joints = tuple(int(i) for i in np.flatnonzero(np.abs(limited - qd) > 1e-12))
+        limited = np.minimum(np.maximum(qd, -v_down), v_up)  # np.clip's values (-v_down <= v_up) at less cost
+        change = np.abs(limited - qd)
+        pos_joints = tuple(int(i) for i in np.flatnonzero(change > 1e-12)) if change.max() > 1e-12 else ()
         if pos_joints:
             if self.policy is LimitPolicy.REFUSE and np.any(np.abs(limited - qd)[list(pos_joints)] > 1e-6):
                 j = pos_joints[0]
@@ -211,12 +242,13 @@ class SafetyGuard:
         """Bound a joint-torque command; near a position limit, torque that drives a
         joint further out is refused (the arm must stop instead)."""
         tau = self._check_finite(torque_nm, "torque")
-        tau, clamped = self._bound(tau, self.limits.torque_nm, "torque", "Nm")
+        bounds = self._bounds()
+        tau, clamped = self._bound(tau, self.limits.torque_nm, bounds.torque_nm, "torque", "Nm")
         q = np.asarray(q_rad, float)
         qd = np.asarray(qd_rad_s, float)
-        outside = (q > self.limits.position_upper_rad - self.position_margin_rad) & (qd > 0)
-        outside |= (q < self.limits.position_lower_rad + self.position_margin_rad) & (qd < 0)
-        if np.any(outside):
+        outside = (q > bounds.upper_rad) & (qd > 0)
+        outside |= (q < bounds.lower_rad) & (qd < 0)
+        if outside.any():
             j = int(np.flatnonzero(outside)[0])
             raise CommandRejected(f"joint {j} at {q[j]:.4g} rad is at its position limit and moving outwards")
         notes = (f"torque clamped on joints {list(clamped)}",) if clamped else ()
@@ -224,4 +256,4 @@ class SafetyGuard:
 
     def stopping_deceleration(self) -> float:
         """Deceleration (rad/s²) used to bring the arm to rest."""
-        return float(np.min(self.limits.acceleration_rad_s2))
+        return self._bounds().acceleration_rad_s2

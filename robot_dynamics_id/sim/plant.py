@@ -64,6 +64,7 @@ contact force are MuJoCo's values for that same last substep.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -227,16 +228,16 @@ class SimulatedUR(PlantReadout):
         """speedJ: ramp the joint velocity reference to ``qd_rad_s`` with the given (leading-axis)
         acceleration and hold it until changed. Ignored during a protective stop."""
         qd = np.asarray(qd_rad_s, float)
-        if qd.shape != (self.n_joints,) or not np.all(np.isfinite(qd)):
+        if qd.shape != (self.n_joints,) or not np.isfinite(qd).all():
             raise ValueError(f"speed_j needs {self.n_joints} finite joint velocities, got {qd_rad_s!r}")
         a = float(acceleration_rad_s2)
-        if not a > 0 or not np.isfinite(a):
+        if not a > 0 or not math.isfinite(a):
             raise ValueError(f"speed_j acceleration must be > 0 rad/s², got {acceleration_rad_s2}")
         if self._protective_stop:
             return
         if self._mode != "velocity":
             self._enter_velocity_mode()
-        self._qd_cmd = np.clip(qd, -self._velocity_limit, self._velocity_limit)
+        self._qd_cmd = np.minimum(np.maximum(qd, -self._velocity_limit), self._velocity_limit)  # np.clip's values
         self._acceleration = a
 
     def speed_stop(self, deceleration_rad_s2: float = 10.0) -> None:

@@ -64,3 +64,20 @@ def test_bad_limits_are_rejected_with_the_name():
     with pytest.raises(ValueError, match="velocity_rad_s must be > 0"):
         SafetyLimits(position_lower_rad=-np.ones(6), position_upper_rad=np.ones(6), velocity_rad_s=-np.ones(6),
                      acceleration_rad_s2=np.ones(6), torque_nm=np.ones(6))
+
+
+def test_limits_replaced_on_a_running_guard_apply_to_the_next_command():
+    """The guard derives its per-cycle bounds once; replacing the limits or the margin must still take effect."""
+    guard = SafetyGuard(limits=limits())
+    assert guard.guard_velocity([0.9] * 6, q_rad=np.zeros(6)).values[0] == 0.9
+    guard.limits = SafetyLimits(position_lower_rad=np.full(6, -3.0), position_upper_rad=np.full(6, 3.0),
+                                velocity_rad_s=np.full(6, 0.5), acceleration_rad_s2=np.full(6, 2.0),
+                                torque_nm=np.full(6, 4.0))
+    cmd = guard.guard_velocity([0.9] * 6, q_rad=np.zeros(6), acceleration_rad_s2=50.0)
+    assert cmd.values[0] == 0.5 and cmd.acceleration_rad_s2 == 2.0
+    assert guard.guard_torque([9.0] * 6, q_rad=np.zeros(6), qd_rad_s=np.zeros(6)).values[0] == 4.0
+    assert guard.stopping_deceleration() == 2.0
+    # 0.1 rad from the upper limit with a 0.05 rad margin: v = sqrt(2 * 2 * 0.05)
+    q = np.full(6, 2.9)
+    guard.position_margin_rad = 0.05
+    np.testing.assert_allclose(guard.guard_velocity([0.5] * 6, q_rad=q).values, np.sqrt(2 * 2.0 * 0.05))
