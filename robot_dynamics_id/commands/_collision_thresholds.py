@@ -51,9 +51,13 @@ def recording_rate_hz(time_s: np.ndarray) -> float:
 def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: str | None = None,
                                  ur_driver_topics: bool = False, read=None,
                                  gain_per_s: float | None = None, quantile: float | None = None,
-                                 margin: float | None = None):
+                                 margin: float | None = None, drive_gains_nm_per_a=None):
     """Thresholds of ``model_path``'s observer on the collision-free ``data_path``; written into the model file
     (and ``out_dir/collision_thresholds.json`` when given). Returns the :class:`CollisionThresholds`.
+
+    The observer turns currents into torques with the model file's drive gains, on the robot as here:
+    ``drive_gains_nm_per_a`` (what ``rdi validate --drive-gains`` scored with) must be those gains, or the
+    thresholds would belong to another torque scale; ValueError naming the fix otherwise.
 
     ``read``: how to read the recording (identification/job.ReadOptions; default: from ``ur_driver_topics``)."""
     from ..control.collision import (DEFAULT_MARGIN, DEFAULT_QUANTILE, default_observer_gain_per_s,
@@ -63,6 +67,16 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
     from ..robots.model import load_robot
 
     model = DynamicModel.load(model_path)
+    if drive_gains_nm_per_a is not None:
+        given = np.asarray(drive_gains_nm_per_a, float)
+        stored = model.drive_gains_nm_per_a
+        if stored is None or stored.shape != given.shape or not np.allclose(given, stored, rtol=1e-9, atol=0.0):
+            held = "none" if stored is None else ", ".join(f"{v:g}" for v in stored)
+            raise ValueError(
+                f"--drive-gains {', '.join(f'{v:g}' for v in given)} differ from the gains in {model_path} ({held}): "
+                "the collision observer uses the model file's gains on the robot, so its thresholds must be "
+                "measured with them. Identify the model with these gains (rdi identify --drive-gains ...), or "
+                "drop --drive-gains here")
     rm = load_robot(robot or model.robot)
     recording = load_recording(data_path, robot=rm, read=read or ReadOptions(ur_driver_topics=ur_driver_topics))
     if getattr(recording, "current_a", None) is None:
@@ -88,10 +102,10 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
 
 def report_collision_thresholds(args: argparse.Namespace) -> None:
     """What ``rdi validate --collision-thresholds`` runs and prints."""
-    from .identify import read_options
+    from .identify import parse_gains, read_options
 
     th = measure_collision_thresholds(args.model, args.data, out_dir=args.out, robot=args.robot,
-                                      read=read_options(args),
+                                      read=read_options(args), drive_gains_nm_per_a=parse_gains(args.drive_gains),
                                       gain_per_s=args.collision_gain, quantile=args.collision_quantile,
                                       margin=args.collision_margin)
     edges = th.velocity_edges_rad_s

@@ -312,8 +312,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "problems": problems,
         "model": str(out / "model.yaml"),
         "out_dir": str(out),
-        "fit_percent": result.metrics["fit_percent"],
-        "moving_rre_percent": result.metrics.get("moving_rre_percent"),
+        # every sample of the training recording with the given moving threshold: what `rdi validate` on the
+        # same file reports (the fit on the filtered, decimated samples the estimator saw is beside it)
+        "fit_percent": training.metrics["fit_percent"],
+        "moving_rre_percent": training.metrics.get("moving_rre_percent"),
+        "fit_percent_identification_samples": result.metrics["fit_percent"],
         "validation_fit_percent": None if validation is None else validation.metrics["fit_percent"],
         "validation_moving_rre_percent": None if validation is None else validation.metrics["moving_rre_percent"],
         "physically_consistent": consistent,

@@ -12,8 +12,17 @@ clean, synchronous q, qd, qdd and torque samples:
    phase and attenuation; the cut-off is given or chosen from the data (the
    frequency holding ``energy_fraction`` of the joint velocities' energy, times
    ``cutoff_margin``);
-3. acceleration (and velocity when not recorded) by central differences on the
-   robot's own timestamps (``numpy.gradient``, exact for uneven steps);
+   The filter assumes evenly spaced samples. A segment whose steps are not
+   (host-clock stamps, ur_rtde's file recording, which polls the controller's
+   2 ms cycles every 1/frequency and so records 8/10/12 ms steps at 100 Hz) is
+   first resampled by linear interpolation onto an even grid of the median
+   period, filtered and differentiated there, and read back at the recorded
+   timestamps: filtering uneven samples as if even shifts each filtered value to
+   the nominal time, and differencing those values on the real timestamps turns
+   the timing jitter into acceleration spikes. Evenly spaced segments (steps
+   within 0.1 % of the period) are used as they are;
+3. acceleration (and velocity when not recorded) by central differences
+   (``numpy.gradient``) on the segment's timestamps, or on the even grid;
 4. the filter's edge transients are trimmed from each segment, then samples are
    decimated to a few times the cut-off (the signal above it is gone anyway).
    With ``keep_all_samples`` (validation's predictions at the recording's own
@@ -185,6 +194,25 @@ def estimate_cutoff_hz(velocity: np.ndarray, sample_rate_hz: float, *, energy_fr
     return float(np.clip(margin * bandwidth, min_cutoff_hz, 0.4 * sample_rate_hz))
 
 
+#: steps within this fraction of the median period count as evenly spaced (no resampling)
+EVEN_STEP_TOLERANCE = 1e-3
+
+
+def even_grid(time_s: np.ndarray, period_s: float) -> np.ndarray | None:
+    """Evenly spaced times from ``time_s[0]`` at ``period_s`` within the segment, or None when the segment's
+    own steps are already even (each within :data:`EVEN_STEP_TOLERANCE` of the period)."""
+    t = np.asarray(time_s, float)
+    if t.size < 2 or np.max(np.abs(np.diff(t) - period_s)) <= EVEN_STEP_TOLERANCE * period_s:
+        return None
+    count = int(np.floor((t[-1] - t[0]) / period_s + 1e-9)) + 1
+    return t[0] + period_s * np.arange(count)
+
+
+def interpolate_rows(new_t: np.ndarray, old_t: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each column of ``values`` (rows at ``old_t``) linearly interpolated at ``new_t`` (held past the ends)."""
+    return np.column_stack([np.interp(new_t, old_t, values[:, j]) for j in range(values.shape[1])])
+
+
 def _check_signal(name: str, values, n_rows: int) -> np.ndarray:
     arr = np.asarray(values, float)
     if arr.ndim == 1:
@@ -251,19 +279,27 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         if seg.stop - seg.start < min_len:
             continue
         ts = t[seg]
+        grid = even_grid(ts, period)  # None: the segment is evenly spaced already (step 1 of the module doc)
+        step = ts if grid is None else period
         # Long odd-extension padding: the filter's edge transient then has died out inside the trim.
-        pad = min(3 * trim, ts.shape[0] - 1)
-        qf = scipy.signal.sosfiltfilt(sos, q[seg], axis=0, padlen=pad)
-        if qd is not None:
-            qdf = scipy.signal.sosfiltfilt(sos, qd[seg], axis=0, padlen=pad)
-        else:
-            qdf = np.gradient(qf, ts, axis=0)
-        qddf = np.gradient(qdf, ts, axis=0)  # central differences on the robot's timestamps
+        pad = min(3 * trim, (ts if grid is None else grid).shape[0] - 1)
+
+        def smooth(values, sos=sos):
+            """Zero-phase low-pass of rows at ts (on the even grid when there is one), on the grid's times."""
+            return scipy.signal.sosfiltfilt(sos, values if grid is None else interpolate_rows(grid, ts, values),
+                                            axis=0, padlen=pad)
+
+        def at_samples(values):
+            return values if grid is None else interpolate_rows(ts, grid, values)
+
+        qf = smooth(q[seg])
+        qdf = smooth(qd[seg]) if qd is not None else np.gradient(qf, step, axis=0)
+        qddf = np.gradient(qdf, step, axis=0)  # central differences on the timestamps (or the even grid)
+        qf, qdf, qddf = at_samples(qf), at_samples(qdf), at_samples(qddf)
         qd_raw = qd[seg] if qd is not None else np.gradient(q[seg], ts, axis=0)
-        qd_full = qd_raw if sos_velocity is None else scipy.signal.sosfiltfilt(sos_velocity, qd_raw, axis=0,
-                                                                               padlen=pad)
+        qd_full = qd_raw if sos_velocity is None else at_samples(smooth(qd_raw, sos_velocity))
         out["qd_full"].append(qd_full)
-        tauf = scipy.signal.sosfiltfilt(sos, tau[seg], axis=0, padlen=pad)
+        tauf = at_samples(smooth(tau[seg]))
         keep = slice(0, ts.shape[0]) if opts.keep_all_samples else slice(trim, ts.shape[0] - trim, decimation)
         edge = np.zeros(ts.shape[0], bool)
         edge[:trim] = True
@@ -277,7 +313,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         out["tau"].append(tauf[keep])
         out["seg"].append(np.full(out["t"][-1].shape[0], kept))
         for k, v in extra_in.items():
-            out_extra[k].append(scipy.signal.sosfiltfilt(sos, v[seg], axis=0, padlen=pad)[keep])
+            out_extra[k].append(at_samples(smooth(v[seg]))[keep])
         kept += 1
     if kept == 0:
         raise ValueError(

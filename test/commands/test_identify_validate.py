@@ -78,6 +78,19 @@ def test_default_identify_then_validate_gives_the_numbers_of_explicit_flags(data
     assert record["data"] == data["train_bag"] and record["robot"] == "ur3"
 
 
+def test_identify_reports_what_validate_gives_on_the_training_file(data, tmp_path):
+    """identify's headline fit and moving-sample RRE are every sample of its data with the given moving
+    threshold: `rdi validate` on the same file and threshold gives the same numbers."""
+    assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS),
+                     "--moving-threshold", "0.1") == 0
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["train_csv"],
+               "--out", tmp_path / "v", "--moving-threshold", "0.1") == 0
+    summary, validated = json.loads((tmp_path / "m/summary.json").read_text()), _metrics(tmp_path / "v")
+    np.testing.assert_allclose(summary["fit_percent"], validated["fit_percent"], rtol=1e-9)
+    np.testing.assert_allclose(summary["moving_rre_percent"], validated["moving_rre_percent"], rtol=1e-9)
+    assert len(summary["fit_percent_identification_samples"]) == 6
+
+
 def test_identify_can_validate_and_compare_with_urs_model_in_one_run(data, tmp_path, capsys):
     assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--validate",
                      data["check_csv"], "--compare-ur-model") == 0

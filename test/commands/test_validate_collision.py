@@ -44,3 +44,20 @@ def test_thresholds_refuse_a_model_file_that_does_not_exist(tmp_path, capsys):
                  str(tmp_path / "v"), "--collision-thresholds"])
     assert code == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_thresholds_refuse_drive_gains_other_than_the_model_files(tmp_path):
+    """The observer uses the model file's gains on the robot: thresholds scored with other gains (rdi validate
+    --drive-gains) would belong to another torque scale, so they are refused, naming the fix."""
+    from robot_dynamics_id.commands._collision_thresholds import measure_collision_thresholds
+
+    bag, model_path = tmp_path / "bag", tmp_path / "model.yaml"
+    assert main(["simulate-experiment", "--excitation", "prbs", "--duration", "4", "--seed", "1", "--truth-seed", "4",
+                 "--rate", "125", "--out", str(bag), "--truth-out", str(model_path), "--quiet"]) == 0
+    stored = DynamicModel.load(model_path).drive_gains_nm_per_a
+    before = model_path.read_text()
+    with pytest.raises(ValueError, match="differ from the gains in .*rdi identify --drive-gains"):
+        measure_collision_thresholds(model_path, bag, drive_gains_nm_per_a=list(stored * 1.1))
+    assert model_path.read_text() == before  # nothing written
+    thresholds = measure_collision_thresholds(model_path, bag, drive_gains_nm_per_a=list(stored))
+    assert thresholds.rate_hz == 125.0
