@@ -2,7 +2,10 @@
 
 Both write one header line naming each field, with vector fields expanded as
 ``name_0 … name_5`` (e.g. ``timestamp,actual_q_0,…,actual_q_5,actual_qd_0,…``),
-and one row per RTDE cycle (125 Hz on a CB3, 500 Hz on an e-Series; ur.md).
+and one row per recorded sample (at most one per RTDE cycle: 125 Hz on a CB3, 500 Hz on an
+e-Series; ur.md). A recorder that samples the stream from a host thread at a lower rate writes
+uneven timestamp steps (whole controller cycles); preprocessing handles them
+(identification/preprocessing.py, step 1).
 ur_rtde separates with commas and prints 6 decimals; record.py separates with
 spaces (or commas). The delimiter is detected from the header line.
 
