@@ -279,7 +279,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         if seg.stop - seg.start < min_len:
             continue
         ts = t[seg]
-        grid = even_grid(ts, period)  # None: the segment is evenly spaced already (step 1 of the module doc)
+        grid = even_grid(ts, period)  # None: the segment is evenly spaced already (step 2 of the module doc)
         step = ts if grid is None else period
         # Long odd-extension padding: the filter's edge transient then has died out inside the trim.
         pad = min(3 * trim, (ts if grid is None else grid).shape[0] - 1)

@@ -5,7 +5,7 @@ Both write one header line naming each field, with vector fields expanded as
 and one row per recorded sample (at most one per RTDE cycle: 125 Hz on a CB3, 500 Hz on an
 e-Series; ur.md). A recorder that samples the stream from a host thread at a lower rate writes
 uneven timestamp steps (whole controller cycles); preprocessing handles them
-(identification/preprocessing.py, step 1).
+(identification/preprocessing.py, step 2).
 ur_rtde separates with commas and prints 6 decimals; record.py separates with
 spaces (or commas). The delimiter is detected from the header line.
 
