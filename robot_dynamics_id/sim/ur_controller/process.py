@@ -77,8 +77,12 @@ def run_foreground(*, duration_s: float | None = None, quiet: bool = False, exit
     signal.signal(signal.SIGTERM, _stop)
     if exit_on_stdin_eof:
         def _watch_stdin():
+            # os.read on the descriptor, not sys.stdin.buffer: a daemon thread blocked inside the buffered
+            # reader holds its lock, and the interpreter's shutdown then aborts the process ("could not
+            # acquire lock for <stdin> at interpreter shutdown": exit code -6 instead of 0, seen in a CI run)
             try:
-                while sys.stdin.buffer.read(1024):
+                fd = sys.stdin.fileno()
+                while os.read(fd, 1024):
                     pass
             except (OSError, ValueError):
                 pass
