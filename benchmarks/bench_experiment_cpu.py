@@ -6,7 +6,9 @@ excitation, in three configurations, interleaved, ``--runs`` times each:
   streaming/single   the excitation streams 500 Hz velocity commands; rclpy's SingleThreadedExecutor everywhere
                      (wave 1's chain)
   streaming/events   the same stream, EventsExecutor (the baseline for the new path: same executor)
-  trajectory/events  the trajectory goes out whole and is executed in ur_interface's robot loop (the default)
+  trajectory/events+wrench  the trajectory goes out whole and is executed in ur_interface's robot loop; the
+                     logger records the 500 Hz wrench as well (wave 1's recorded topics)
+  trajectory/events  the same, recording the default topics (the default experiment: no wrench)
 
 For each process: CPU seconds (user + system, /proc) per robot second (the simulated arm's clock, from
 ur_interface's ~/status) while the excitation runs. Also: the largest position error, whether every joint-state
@@ -42,13 +44,16 @@ from robot_dynamics_id.io.bag_reader import open_bag  # noqa: E402
 from robot_dynamics_id.io.bag_writer import default_typestore  # noqa: E402
 from robot_dynamics_id.node_launch import launch_plan as plan_launch  # noqa: E402
 from robot_dynamics_id.nodes.probe import RobotProbe  # noqa: E402
+from robot_dynamics_id.nodes.torque_logger import DEFAULT_TOPICS  # noqa: E402
 from robot_dynamics_id.ros_processes import start_node, wait_until  # noqa: E402
 from robot_dynamics_id.sim.excitation_presets import planned_fourier_excitation  # noqa: E402
 
+#: name: (command interface, executor, the logger also records the 500 Hz wrench)
 CONFIGS = {
-    "streaming/single": ("velocity", "single"),
-    "streaming/events": ("velocity", "events"),
-    "trajectory/events": ("trajectory", "events"),
+    "streaming/single": ("velocity", "single", True),
+    "streaming/events": ("velocity", "events", True),
+    "trajectory/events+wrench": ("trajectory", "events", True),
+    "trajectory/events": ("trajectory", "events", False),
 }
 
 
@@ -73,7 +78,7 @@ def largest_gap_ms(bag: Path) -> float:
 
 
 def one_run(config: str, excitation: Path, start_q, out: Path, probe: RobotProbe) -> dict:
-    interface_kind, executor = CONFIGS[config]
+    interface_kind, executor, record_wrench = CONFIGS[config]
     env = loopback_environment(base=dict(ENV))
     if executor == "single":
         env["RDI_EXECUTOR"] = "single"
@@ -88,7 +93,11 @@ def one_run(config: str, excitation: Path, start_q, out: Path, probe: RobotProbe
     if interface_kind == "velocity":
         interface_args += ["-p", "watchdog_s:=0.1"]
     interface = start_node(nodes["ur_interface"], log_dir=out, env=env, extra_ros_args=interface_args)
-    logger = start_node(nodes["torque_logger"], log_dir=out, env=env)
+    logger_args = []
+    if record_wrench:  # wave 1's recorded topics: the wrench as well (not used by identification)
+        topics = [*DEFAULT_TOPICS, "/force_torque_sensor_broadcaster/wrench"]
+        logger_args = ["-p", "topics:=[" + ",".join(topics) + "]"]
+    logger = start_node(nodes["torque_logger"], log_dir=out, env=env, extra_ros_args=logger_args)
     for messages in probe.messages.values():
         messages.clear()
     result: dict = {"config": config}
@@ -163,7 +172,7 @@ def main() -> int:
                             probe)
                 results[config].append(r)
                 cpu = r.get("cpu", {})
-                print(f"  run {k + 1} {config:18s} ok={r.get('ok')} total {cpu.get('total', float('nan')):.3f} "
+                print(f"  run {k + 1} {config:24s} ok={r.get('ok')} total {cpu.get('total', float('nan')):.3f} "
                       f"core/robot-s (ur_interface {cpu.get('ur_interface', float('nan')):.3f}, torque_logger "
                       f"{cpu.get('torque_logger', float('nan')):.3f}, excitation {cpu.get('excitation', float('nan')):.3f})"
                       f"; robot {r.get('robot_s', 0):.1f} s in {r.get('wall_s', 0):.1f} s wall; max error "
@@ -177,7 +186,7 @@ def main() -> int:
         probe.close()
         rclpy.shutdown()
     print("\nCPU seconds per robot second, median over runs (max in brackets)")
-    print(f"{'configuration':20s} {'ur_interface':>16s} {'torque_logger':>16s} {'excitation':>16s} {'total':>16s}"
+    print(f"{'configuration':24s} {'ur_interface':>16s} {'torque_logger':>16s} {'excitation':>16s} {'total':>16s}"
           f" {'ok':>5s} {'max err rad':>12s} {'gap ms':>8s}")
     medians = {}
     for config, runs in results.items():
@@ -190,11 +199,14 @@ def main() -> int:
         ok = sum(bool(r.get("ok")) for r in runs)
         errs = [r["max_error_rad"] for r in runs if r.get("max_error_rad") is not None]
         gaps = [r["gap_ms"] for r in runs]
-        print(f"{config:20s} {cells[0]:>16s} {cells[1]:>16s} {cells[2]:>16s} {cells[3]:>16s} {ok:>2d}/{len(runs)}"
+        print(f"{config:24s} {cells[0]:>16s} {cells[1]:>16s} {cells[2]:>16s} {cells[3]:>16s} {ok:>2d}/{len(runs)}"
               f" {max(errs) if errs else float('nan'):12.4f} {max(gaps):8.1f}")
     base = medians.get("streaming/events")
     if base and "trajectory/events" in medians:
         print(f"\ntrajectory/events total / streaming/events total = {medians['trajectory/events'] / base:.2f}")
+    if "trajectory/events+wrench" in medians and "trajectory/events" in medians:
+        print(f"trajectory/events total / trajectory/events+wrench total = "
+              f"{medians['trajectory/events'] / medians['trajectory/events+wrench']:.2f}")
     if "streaming/single" in medians and "trajectory/events" in medians:
         print(f"trajectory/events total / streaming/single total = "
               f"{medians['trajectory/events'] / medians['streaming/single']:.2f}")

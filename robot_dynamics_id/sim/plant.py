@@ -428,26 +428,43 @@ class SimulatedUR(PlantReadout):
             tau = self._torque_cmd + g
         else:
             if update_reference:
-                h = self.physics_timestep_s
-                delta = self._qd_cmd - self._qd_ref
-                largest = float(abs(delta).max())
-                limit = self._acceleration * h
-                if largest > limit:
-                    # leading-axis scaling: all joints reach the commanded velocity together
-                    delta = delta * (limit / largest)
-                self._q_ref = self._q_ref + (self._qd_ref + 0.5 * delta) * h
-                self._qd_ref = self._qd_ref + delta
-                self._qdd_ref = delta / h
-            s = self.servo
-            error = self._q_ref - q
-            if update_reference:
-                lim = s.integral_limit_rad_s
-                # np.minimum/np.maximum, not np.clip: the same values at a fraction of the call cost
-                self._error_integral = np.minimum(np.maximum(self._error_integral + error * self.physics_timestep_s,
-                                                             -lim), lim)
-            acc = self._qdd_ref + s.kp * error + s.kd * (self._qd_ref - qd) + s.ki * self._error_integral
-            tau = self._nominal_rnea(q, qd, acc)
+                self._advance_reference()
+            acc = self._servo_acceleration(q.tolist(), qd.tolist(), integrate=update_reference)
+            tau = self._nominal_rnea(q, qd, np.array(acc))
         return np.minimum(np.maximum(tau, -self._torque_limit), self._torque_limit)
+
+    def _advance_reference(self) -> None:
+        """One substep of the speedJ reference: the velocity approaches the command at the commanded
+        acceleration, leading-axis scaled (all joints arrive together), and the position integrates it.
+
+        Float loops over the joints, not whole-array numpy calls: at six joints each numpy call's
+        overhead is larger than its arithmetic, and this runs every physics substep.
+        """
+        h = self.physics_timestep_s
+        delta = [c - r for c, r in zip(self._qd_cmd.tolist(), self._qd_ref.tolist())]
+        largest = max(map(abs, delta))
+        limit = self._acceleration * h
+        if largest > limit:
+            scale = limit / largest
+            delta = [x * scale for x in delta]
+        self._q_ref = np.array([p + (v + 0.5 * x) * h
+                                for p, v, x in zip(self._q_ref.tolist(), self._qd_ref.tolist(), delta)])
+        self._qd_ref = self._qd_ref + np.array(delta)
+        self._qdd_ref = np.array([x / h for x in delta])
+
+    def _servo_acceleration(self, q: list[float], qd: list[float], *, integrate: bool) -> list[float]:
+        """The servo's commanded acceleration ``q̈_ref + K_p e + K_d ė + K_i ∫e`` (:class:`ServoGains`);
+        ``integrate`` advances the clamped error integral by one substep first."""
+        s = self.servo
+        kp, kd, ki = s.kp, s.kd, s.ki
+        error = [r - x for r, x in zip(self._q_ref.tolist(), q)]
+        integral = self._error_integral.tolist()
+        if integrate:
+            h, lim = self.physics_timestep_s, s.integral_limit_rad_s
+            integral = [min(max(i + e * h, -lim), lim) for i, e in zip(integral, error)]
+            self._error_integral = np.array(integral)
+        return [a + kp * e + kd * (v - x) + ki * i
+                for a, e, v, x, i in zip(self._qdd_ref.tolist(), error, self._qd_ref.tolist(), qd, integral)]
 
     def _enter_velocity_mode(self) -> None:
         d = self._mj_data
