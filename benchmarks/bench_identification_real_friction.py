@@ -9,7 +9,10 @@ never use. Per seed:
    PRBS + sinusoid run (seeds.md P3) and a 40 s point-to-point run with stops
    (excitation/point_to_point.py);
 2. record at 500 Hz, and at 100 Hz (every 5th sample, as an ur_rtde CSV recording of
-   ~100 Hz samples the controller);
+   ~100 Hz samples the controller); ``--rates 100j``: 100 Hz with the uneven steps of ur_rtde's
+   file recording, whose host thread takes the controller's latest 2 ms sample every 10 ms of its
+   own clock (here: every 5th sample, each moved by -1, 0 or +1 controller cycle at random, i.e.
+   steps of 6 to 14 ms), to check that identification does not depend on evenly spaced samples;
 3. score both on the samples where the joint moves (|qd| > 0.02 rad/s), relative residual
    error RRE = ||tau_meas - tau_pred|| / ||tau_meas||, measured signal = motor current x drive
    gain; every measured signal (current, q, qd) low-passed at 10 Hz, zero phase (Butterworth,
@@ -81,6 +84,20 @@ def subsample(recording, factor: int):
         value = getattr(recording, name)
         if value is not None:
             changes[name] = np.asarray(value)[::factor]
+    return replace(recording, **changes)
+
+
+def subsample_jittered(recording, factor: int, seed: int):
+    """Every ``factor``-th sample, each moved by -1, 0 or +1 sample at random (an unevenly polled recording)."""
+    n = np.asarray(recording.time_s).shape[0]
+    picks = np.arange(1, (n - 1) // factor) * factor
+    picks = picks + np.random.default_rng(seed).integers(-1, 2, picks.shape[0])
+    changes = {}
+    for name in ("time_s", "q_rad", "qd_rad_s", "current_a", "target_current_a", "target_moment_nm", "effort_nm",
+                 "tcp_wrench", "velocity_command_rad_s", "effort_command_nm"):
+        value = getattr(recording, name)
+        if value is not None:
+            changes[name] = np.asarray(value)[picks]
     return replace(recording, **changes)
 
 
@@ -172,7 +189,7 @@ def simulate(robot: str, seed: int, *, train_s: float, validation_s: float, cach
     return runs
 
 
-def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rates: list[int],
+def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rates: list[str],
              cache: str | None = None) -> dict:
     rm = load_robot(robot)
     truth = make_truth(robot, seed, friction="real")
@@ -182,8 +199,12 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
     print(f"\n=== {robot}, truth seed {seed} (friction 'real'): simulated in {time.perf_counter() - t0:.0f} s ===")
     out = {}
     for rate in rates:
-        factor = int(round(500 / rate))
-        recs = {name: subsample(recording, factor) for name, recording in runs.items()}
+        factor = int(round(500 / int(rate.rstrip("j"))))
+        if rate.endswith("j"):
+            recs = {name: subsample_jittered(recording, factor, seed + k) for k, (name, recording) in
+                    enumerate(runs.items())}
+        else:
+            recs = {name: subsample(recording, factor) for name, recording in runs.items()}
         signals = {name: scored_signals(rec, gains) for name, rec in recs.items()}
         n = rm.n_joints
         t0 = time.perf_counter()
@@ -194,7 +215,8 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
         result = identify(recs["train"], rm, IdentificationOptions(torque_source="current",
                                                                    drive_gains_nm_per_a=gains))
         t_ours = time.perf_counter() - t0
-        print(f"-- {rate} Hz: OLS {t_ols:.1f} s; ours {t_ours:.1f} s (cut-off {result.data.cutoff_hz:.2f} Hz, "
+        kind = " (uneven steps)" if rate.endswith("j") else ""
+        print(f"-- {rate} Hz{kind}: OLS {t_ols:.1f} s; ours {t_ours:.1f} s (cut-off {result.data.cutoff_hz:.2f} Hz, "
               f"friction terms chosen: {', '.join(result.model.friction.terms)})")
         print("   moving-sample RRE %            joint:   " + "  ".join(f"{j:>5d}" for j in range(n)))
         for name in ("prbs", "ptp"):
@@ -220,14 +242,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", default="ur3")
     parser.add_argument("--seeds", default="1001,1002,1003", help="truth seeds (never used in the tests)")
-    parser.add_argument("--rates", default="500,100", help="recording rates, Hz (divisors of 500)")
+    parser.add_argument("--rates", default="500,100",
+                        help="recording rates, Hz (divisors of 500; a trailing j: unevenly spaced, e.g. 100j)")
     parser.add_argument("--train", type=float, default=30.0, help="training Fourier run, s")
     parser.add_argument("--validation", type=float, default=40.0, help="each validation run, s")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="keep the simulated runs in DIR and reuse them (the simulation is most of the time)")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    rates = [int(r) for r in args.rates.split(",")]
+    rates = [r.strip() for r in args.rates.split(",") if r.strip()]
+    bad = [r for r in rates if not r.rstrip("j").isdigit() or 500 % int(r.rstrip("j"))]
+    if bad:
+        parser.error(f"--rates: {', '.join(bad)} is not a divisor of 500 Hz (optionally with a trailing j)")
     started = time.perf_counter()
     results = [run_seed(args.robot, seed, train_s=args.train, validation_s=args.validation, rates=rates,
                         cache=args.cache) for seed in seeds]
@@ -241,14 +267,14 @@ def main() -> int:
             worst = np.max([r[(rate, name)]["ratio"] for r in results], axis=0)
             ok = bool(np.all(ratio <= RATIO_BAR))
             passed &= ok
-            print(f"{rate:>4} Hz {name:>4}: RRE % OLS {np.round(ols, 2).tolist()}, ours {np.round(ours, 2).tolist()}")
+            print(f"{rate:>5} Hz {name:>4}: RRE % OLS {np.round(ols, 2).tolist()}, ours {np.round(ours, 2).tolist()}")
             print(f"             ours/OLS median {np.round(ratio, 2).tolist()}, worst seed {np.round(worst, 2).tolist()}"
                   f" (bar {RATIO_BAR}: {'PASS' if ok else 'FAIL'})")
         checks = [c for r in results for c in r[(rate, "friction")]]
         excited = [within for ex, within, _ in checks if ex]
         ok = bool(excited) and all(excited)
         passed &= ok
-        print(f"{rate:>4} Hz friction parameters within 10 % where excited: {sum(excited)} of {len(excited)} "
+        print(f"{rate:>5} Hz friction parameters within 10 % where excited: {sum(excited)} of {len(excited)} "
               f"({'PASS' if ok else 'FAIL'}); not excited: {sum(1 for ex, _, _ in checks if not ex)}")
         for ex, within, label in checks:
             if ex and not within:

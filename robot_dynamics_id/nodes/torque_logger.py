@@ -62,14 +62,11 @@ KNOWN_TYPES = {
     "/excitation/progress": "std_msgs/msg/String",
 }
 
-#: What the identifier reads, what was commanded and how the run went. The wrench is not in it: identification
-#: does not use it, and recording it makes every 500 Hz sample one more DDS delivery for the publisher and
-#: one more message for the recorder (its CPU cost: bench_experiment_cpu.py, benchmarks/RESULTS.md); add
-#: ``/force_torque_sensor_broadcaster/wrench`` to ``topics`` to record it.
 DEFAULT_TOPICS = [
     "/joint_states",
     "/motor_currents",
     "/target_moment",
+    "/force_torque_sensor_broadcaster/wrench",
     "/forward_velocity_controller/commands",
     "/forward_effort_controller/commands",
     "/scaled_joint_trajectory_controller/joint_trajectory",
