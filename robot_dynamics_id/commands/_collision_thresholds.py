@@ -77,7 +77,7 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
                 "the collision observer uses the model file's gains on the robot, so its thresholds must be "
                 "measured with them. Identify the model with these gains (rdi identify --drive-gains ...), or "
                 "drop --drive-gains here")
-    rm = load_robot(robot or model.robot)
+    rm = load_robot(robot, gravity_m_s2=model.gravity_m_s2) if robot else model.kinematics()
     recording = load_recording(data_path, robot=rm, read=read or ReadOptions(ur_driver_topics=ur_driver_topics))
     if getattr(recording, "current_a", None) is None:
         raise ValueError(f"{data_path} holds no motor currents: the collision observer runs on currents x the "

@@ -26,6 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--payload-kg", type=float, required=True, help="payload mass, kg")
     parser.add_argument("--payload-com", default="0,0,0", help="payload centre of mass in tool0, m (x,y,z)")
     parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path")
+    parser.add_argument("--gravity", metavar="GX,GY,GZ",
+                        help="gravitational acceleration in the base frame, m/s² (default 0,0,-9.81: a floor mount; "
+                             "see rdi identify --gravity)")
     parser.add_argument("--ur-driver-topics", action="store_true",
                         help="bags from the official UR driver (JointState.effort = motor current, checked from the "
                              "data unless --joint-states-effort current states it)")
@@ -37,13 +40,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..identification.job import ReadOptions, run_drive_gains
+    from ..robots.model import gravity_from_text
 
     if not args.payload_kg > 0:
         raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
     result = run_drive_gains(args.data, args.payload_data, robot=args.robot, payload_mass_kg=args.payload_kg,
                              payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
                              read=ReadOptions(ur_driver_topics=args.ur_driver_topics,
-                                              joint_states_effort=args.joint_states_effort))
+                                              joint_states_effort=args.joint_states_effort),
+                             gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity))
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))

@@ -21,9 +21,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    import numpy as np
+
+    from ..io.model_file import DynamicModel
     from ..io.ur_description import export_ur_description
+    from ..robots.model import STANDARD_GRAVITY_M_S2
 
     paths = export_ur_description(args.model, args.out, tf_prefix=args.tf_prefix)
+    gravity = DynamicModel.load(args.model).gravity_m_s2
+    if not np.allclose(gravity, STANDARD_GRAVITY_M_S2, atol=1e-9):
+        listed = ", ".join(f"{v:g}" for v in gravity)
+        print(f"warning: the model was identified for gravity ({listed}) m/s² in the base frame (a tilted, wall or "
+              "ceiling mount); a URDF does not hold it: mount base_link in your world with the same rotation",
+              file=sys.stderr)
     for name, path in paths.items():
         print(f"{name}: {path}")
     print("with ur_description: xacro ur.urdf.xacro ur_type:=<type> name:=ur "

@@ -9,7 +9,8 @@ COMMAND = "identify"
 HELP = "identify the dynamics from a rosbag2 bag or a ur_rtde CSV; writes DIR/model.yaml and a report"
 
 EXIT_CODES = ("exit codes: 0 result written and plausible; 1 refused (nothing written; the message names the fix); "
-              "3 result written but doubtful (a fit far below zero: see metrics.json 'problems'); 130 interrupted "
+              "3 result written but doubtful (a fit far below zero, or the data's gravity far from the model's: see "
+              "metrics.json 'problems'); 130 interrupted "
               "(Ctrl-C) or 143 terminated (SIGTERM), nothing written")
 
 
@@ -101,6 +102,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e (default ur3); the data are checked "
                                                        "against its nominal model")
     parser.add_argument("--urdf", help="a URDF file to use instead of a built-in robot")
+    parser.add_argument("--gravity", metavar="GX,GY,GZ",
+                        help="gravitational acceleration in the robot's base frame, m/s² (default 0,0,-9.81: a "
+                             "floor or table mount). A tilted, wall or ceiling mount needs it: the data are checked "
+                             "against it and model.yaml records it. UR's installation (Mounting) holds the opposite "
+                             "vector: negate it")
     parser.add_argument("--out", required=True,
                         help="output folder (model.yaml, model.urdf, metrics.json, predictions.csv, plots); must be "
                              "new, empty or an earlier rdi result (replaced only when the new one is complete)")
@@ -133,6 +139,7 @@ def print_ur_comparison(metrics: dict, label: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..identification.job import EXIT_DOUBTFUL, run_identify
     from ..progress import ProgressReporter
+    from ..robots.model import gravity_from_text
 
     with ProgressReporter("identify") as bar:
         summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
@@ -142,9 +149,11 @@ def run(args: argparse.Namespace) -> int:
                                read=read_options(args), tool_frame=args.tool_frame,
                                skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
                                moving_threshold_rad_s=args.moving_threshold,
-                               friction_model=args.friction_model)
+                               friction_model=args.friction_model,
+                               gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity))
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
+    print("gravity in the base frame (m/s²): " + ", ".join(f"{g:.4g}" for g in summary["gravity_m_s2"]))
     gains = summary["drive_gains_nm_per_a"]
     print("drive gains in model.yaml: " + (", ".join(f"{g:.4g}" for g in gains) + " Nm/A" if gains is not None else
                                            "none (not given; a controller estimating force from currents needs them)"))

@@ -28,6 +28,20 @@ result is written:
   nearest 1 (:func:`likely_robots`), gains that are off (the implied gains), a
   current read as torque, or a gravity-compensated torque. A payload at the
   flange raises the scale too: the message says so.
+* **the mount** (:func:`gravity_direction`): gravity torque is linear in the
+  gravity vector, so the same least squares with the nominal model's gravity
+  torque for unit gravity along each base axis, G_x, G_y, G_z, shared by all
+  joints, in place of a_g g_j::
+
+      tau_meas_j ~ (g_x G_x,j + g_y G_y,j + g_z G_z,j)(q) / |g| + a_i,j (tau_nom - g)_j + friction-like_j
+
+  estimates the direction of gravity in the base frame. More than
+  :data:`MOUNT_ANGLE_WARN_DEG` from the gravity the robot model assumes (a
+  floor mount unless ``--gravity`` says otherwise) is a warning naming the
+  vector to pass; more than :data:`MOUNT_ANGLE_DOUBTFUL_DEG` also makes the
+  result of ``rdi identify`` and ``rdi validate`` doubtful (exit 3): a tilted,
+  wall or ceiling mount fitted with floor gravity gives a model that is wrong
+  wherever the arm's pose differs from the data's.
 * **identified masses far from the nominal ones** (:func:`mass_warnings`).
 
 Errors raise :class:`DataCheckError`; warnings are returned as strings. The
@@ -38,7 +52,7 @@ errors into warnings for an arm that really differs from its nominal model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -46,8 +60,9 @@ import pinocchio as pin
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
-__all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale",
-           "check_joint_count", "check_torque_fits_robot", "gravity_scale", "likely_robots", "mass_warnings"]
+__all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTFUL_DEG", "MOUNT_ANGLE_WARN_DEG",
+           "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale", "check_joint_count", "check_torque_fits_robot",
+           "gravity_direction", "gravity_scale", "likely_robots", "mass_warnings", "mount_check"]
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
@@ -64,6 +79,13 @@ MIN_GRAVITY_SPREAD_OF_RATING = 0.05
 MAX_CHECK_SAMPLES = 3000
 #: identified total mass of links 2..n outside this ratio of the nominal: warning
 MASS_RATIO_OK = (0.5, 2.0)
+#: the data's gravity direction this far from the model's (degrees): warning naming --gravity. On floor-mounted
+#: arms the estimate strays by a few degrees (nominal inertials off the truth, friction the check does not model;
+#: benchmarks/bench_identification_mount.py), while a tilt of this size fitted as a floor mount already spoils the
+#: base joint's model (its torque holds no gravity on a floor, so the tilt's gravity torque is all error).
+MOUNT_ANGLE_WARN_DEG = 5.0
+#: ... and this far: the result is doubtful (``rdi identify``/``rdi validate`` exit 3)
+MOUNT_ANGLE_DOUBTFUL_DEG = 10.0
 
 
 class DataCheckError(ValueError):
@@ -81,6 +103,13 @@ class TorqueScale:
     inertial_coefficient: np.ndarray
     #: joints that carry the check
     checked: np.ndarray
+    #: angle between the data's gravity direction and the model's (degrees; NaN: not seen in the data)
+    gravity_angle_deg: float = float("nan")
+
+    @property
+    def mount_differs(self) -> bool:
+        """Whether the data's gravity is more than :data:`MOUNT_ANGLE_DOUBTFUL_DEG` from the model's."""
+        return bool(self.gravity_angle_deg > MOUNT_ANGLE_DOUBTFUL_DEG)
 
     @property
     def scale(self) -> float:
@@ -134,6 +163,69 @@ def gravity_scale(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> 
     return TorqueScale(robot=robot.name, gravity_coefficient=a_g, inertial_coefficient=a_i, checked=checked)
 
 
+def gravity_direction(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> np.ndarray | None:
+    """The direction of gravity in the base frame that fits ``torque_nm`` best (unit 3-vector; module doc), or
+    None when the data do not show it (the fitted gravity torque is small against the nominal one: currents
+    read as torque with no scale, gravity-compensated torque, or a motion that barely changes gravity torque).
+
+    The direction, not the size: a drive gain or a mass off by some percent scales the gravity torque, it does
+    not turn it."""
+    q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, float)) for x in (q_rad, qd_rad_s, qdd_rad_s2, torque_nm))
+    n = robot.n_joints
+    idx = _subsample(q.shape[0])
+    g_norm = float(np.linalg.norm(robot.gravity_m_s2))
+    model = robot.model.copy()
+    data = model.createData()
+    unit = []
+    for axis in np.eye(3):  # nominal gravity torque for |g| along each base axis
+        model.gravity.linear = g_norm * axis
+        unit.append(np.array([pin.computeGeneralizedGravity(model, data, q[k]) for k in idx]))
+    model.gravity.linear = np.zeros(3)
+    inertial = np.array([pin.rnea(model, data, q[k], qd[k], qdd[k]) for k in idx])
+    m = idx.size
+    rows = []
+    for j in range(n):  # one block of rows per joint: shared gravity columns, the joint's own other columns
+        own = np.zeros((m, 4 * n))
+        own[:, 4 * j:4 * j + 4] = np.column_stack([inertial[:, j], np.tanh(qd[idx, j] / 0.02), qd[idx, j],
+                                                   np.ones(m)])
+        rows.append(np.column_stack([unit[0][:, j], unit[1][:, j], unit[2][:, j], own]))
+    a = np.vstack(rows)
+    b = tau[idx].T.reshape(-1)
+    # Each joint's rows weighted by 1 / its rating, so the base and wrist joints count as much as the shoulder.
+    weight = np.repeat(1.0 / np.asarray(robot.torque_limit_nm, float), m)
+    norms = np.linalg.norm(a * weight[:, None], axis=0)
+    norms[norms == 0] = 1.0
+    coef, *_ = np.linalg.lstsq(a * weight[:, None] / norms, b * weight, rcond=None)
+    g = coef[:3] / norms[:3]
+    nominal_spread = np.max([np.ptp(u, axis=0) for u in unit], axis=0)  # per joint, the largest of the three
+    if not np.isfinite(g).all() or np.linalg.norm(g) < 0.3 or not np.any(
+            nominal_spread >= MIN_GRAVITY_SPREAD_OF_RATING * np.asarray(robot.torque_limit_nm, float)):
+        return None
+    return g / np.linalg.norm(g)
+
+
+def mount_check(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, gravity_fix: str = "--gravity"
+                ) -> tuple[float, list[str]]:
+    """The angle (degrees; NaN when the data do not show it) between the data's gravity direction
+    (:func:`gravity_direction`) and the robot model's, and a warning when it is more than
+    :data:`MOUNT_ANGLE_WARN_DEG`, naming the vector to pass with ``gravity_fix``."""
+    found = gravity_direction(robot, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)
+    if found is None:
+        return float("nan"), []
+    assumed = robot.gravity_m_s2
+    norm = float(np.linalg.norm(assumed))
+    angle = float(np.degrees(np.arccos(np.clip(found @ assumed / norm, -1.0, 1.0))))
+    if angle <= MOUNT_ANGLE_WARN_DEG:
+        return angle, []
+    vector = ",".join(f"{v:.2f}" for v in norm * found)
+    assumed_text = ", ".join(f"{v:g}" for v in assumed)
+    return angle, [f"The torques fit gravity along ({vector}) m/s² in the base frame, {angle:.0f}° from the model's "
+                   f"({assumed_text}): is the arm mounted tilted, on a wall or a ceiling? Pass {gravity_fix} {vector} "
+                   "(or the vector of the robot's installation, negated: UR stores the acceleration the robot feels) "
+                   "and identify again; a model fitted with the wrong gravity is wrong wherever the pose differs from "
+                   "the data's"]
+
+
 def likely_robots(q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> dict[str, float]:
     """Scale of the data against every built-in UR with as many joints: {robot: a_g}, nearest 1 first."""
     n = np.atleast_2d(np.asarray(torque_nm)).shape[1]
@@ -155,7 +247,8 @@ def _fits(scale: float) -> bool:
 def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, source: str,
                             drive_gains_nm_per_a=None, robot_label: str | None = None,
                             robot_fix: str = "pass --robot {robot}",
-                            skip_robot_check: bool = False) -> tuple[list[str], TorqueScale]:
+                            skip_robot_check: bool = False, gravity_fix: str = "--gravity"
+                            ) -> tuple[list[str], TorqueScale]:
     """Rating and scale checks of a (preprocessed) torque signal against ``robot`` (module doc).
 
     ``source``: the torque source used ('current', 'effort', 'target_moment'); ``robot_label``: how the robot
@@ -176,16 +269,22 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         (errors if peak[j] > 2 * rating[j] else warnings).append(text)
     result = gravity_scale(robot, q_rad, qd_rad_s, qdd_rad_s2, tau)
     scale = result.scale
+    angle, mount = mount_check(robot, q_rad, qd_rad_s, qdd_rad_s2, tau, gravity_fix=gravity_fix)
+    result = replace(result, gravity_angle_deg=angle)
     if not np.isfinite(scale):
         warnings.append(f"The motion barely changes any joint's gravity torque: the data could not be checked "
                         f"against {robot.name}'s nominal model")
     elif not _fits(scale):
         causes = _causes(result, q_rad, qd_rad_s, qdd_rad_s2, tau, source, drive_gains_nm_per_a, robot, robot_fix)
+        if mount:
+            causes = f"{mount[0]}. {causes}".rstrip()
         checked = ", ".join(str(j) for j in np.flatnonzero(result.checked))
         text = (f"The torques do not fit {label}: on joint(s) {checked} they are {scale:.3g}x the gravity torque "
                 f"of {robot.name}'s nominal model (expected ~1). {causes}")
+        mount = []  # said in this message
         implausible = not SCALE_PLAUSIBLE[0] <= scale <= SCALE_PLAUSIBLE[1]
         (errors if implausible else warnings).append(text)
+    warnings += mount
     if errors and skip_robot_check:
         warnings = [f"{e} (not refused: --skip-robot-check)" for e in errors] + warnings
         errors = []

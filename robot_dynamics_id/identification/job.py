@@ -14,8 +14,10 @@ Before anything is written: the output folder is checked
 (identification/output_dir.py), the data are checked against the robot
 (identification/data_checks.py: joint count, rating, torque scale against the
 nominal model naming the likely robot, implausible gains, gravity-compensated
-torque). A result is written into a staging folder that becomes ``--out`` only
-when complete. A fit far below zero makes the result *doubtful*: written, with
+torque, the direction of gravity). A result is written into a staging folder
+that becomes ``--out`` only when complete. A fit far below zero, or torques whose
+gravity points elsewhere than the model's (the mount), make the result
+*doubtful*: written, with
 ``status: doubtful`` and the problems in metrics.json, and the commands exit
 non-zero (:data:`EXIT_DOUBTFUL`).
 
@@ -154,8 +156,8 @@ def load_recording(path: str | Path, *, robot: RobotModel, ur_driver_topics: boo
     return rec
 
 
-def _load_robot(robot: str, tool_frame: str) -> RobotModel:
-    rm = load_robot(robot, tool_frame=tool_frame)
+def _load_robot(robot: str, tool_frame: str, gravity_m_s2=None) -> RobotModel:
+    rm = load_robot(robot, tool_frame=tool_frame, gravity_m_s2=gravity_m_s2)
     if rm.tool_frame != tool_frame and not rm.tool_frame.endswith(tool_frame):
         raise ValueError(f"--tool-frame {tool_frame}: the built-in {rm.name} model ends at {rm.tool_frame}; a "
                          "tool frame applies to a URDF given with --urdf")
@@ -206,8 +208,19 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                                               skip_robot_check=skip_robot_check)
     summary = {"torque_scale_vs_nominal": scale.scale if np.isfinite(scale.scale) else None,
                "checked_joints": np.flatnonzero(scale.checked).tolist(),
-               "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient]}
+               "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient],
+               "gravity_angle_deg": float(scale.gravity_angle_deg) if np.isfinite(scale.gravity_angle_deg) else None,
+               "mount_differs": scale.mount_differs}
     return warnings, summary
+
+
+def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
+    """A doubtful-result problem when the data's gravity direction is far from the model's (data_checks)."""
+    if not checks["mount_differs"]:
+        return []
+    assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
+    return [f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's ({assumed} m/s²): "
+            "the arm's mount differs (see the warning for the --gravity to pass)"]
 
 
 def _ur_comparison(metrics: dict) -> dict:
@@ -228,8 +241,10 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                  plots: bool = True, read: ReadOptions | None = None, tool_frame: str = "tool0",
                  skip_robot_check: bool = False, compare_ur_model: bool = False,
                  moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S, friction_model: str = "auto",
-                 cancel: threading.Event | None = None) -> dict:
+                 cancel: threading.Event | None = None, gravity_m_s2=None) -> dict:
     """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful').
+
+    ``gravity_m_s2``: gravitational acceleration in the base frame (the mount; None: a floor mount).
 
     ``progress(fraction, stage)`` is told the stages as they run: read, preprocess, the identification's
     own stages, check fit, validation, write report."""
@@ -240,7 +255,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     _method_and_source(method, torque_source)
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     out = check_output_dir(out_dir, inputs=[data_path, validation_path])
-    rm = _load_robot(robot, tool_frame)
+    rm = _load_robot(robot, tool_frame, gravity_m_s2)
     friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
     gains = None if drive_gains_nm_per_a is None else check_drive_gains(drive_gains_nm_per_a, rm.n_joints,
                                                                          what="--drive-gains")
@@ -254,7 +269,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     # A URDF robot is named by its absolute path in model.yaml, so validate finds the same kinematics.
     robot_ref = rm.name if rm.description is not None else str(Path(robot).expanduser().resolve())
     identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
-                       "read": read.describe()}
+                       "gravity_m_s2": rm.gravity_m_s2.tolist(), "read": read.describe()}
     options = IdentificationOptions(
         estimator=method, torque_source=signal.source, drive_gains_nm_per_a=gains,
         friction_model=friction_model, prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
@@ -284,7 +299,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         warnings.append(f"the load-dependent friction coefficient of joints {(negative_mu + 1).tolist()} is negative "
                         "(friction falling as the transmitted torque grows: not physical, an unconstrained fit); "
                         "--method consistent bounds it >= 0, or fix the terms with --friction-model")
-    problems = doubtful_fits(result.metrics, names, "training")
+    problems = doubtful_fits(result.metrics, names, "training") + _mount_problems(checks, rm, "training data")
     _check_cancel(cancel)
     _report(progress, 0.7, "check fit")
     ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
@@ -297,7 +312,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vrec = load_recording(validation_path, robot=rm, read=read)
         check_joint_count(vrec.n_joints, rm, what=f"the validation data {validation_path}")
         vsignal = select_torque(vrec, signal.source, gains)
-        vwarn, _ = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
+        vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
         warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
@@ -305,6 +320,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                                         moving_threshold_rad_s=moving_threshold_rad_s,
                                         ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None)
         problems += doubtful_fits(validation.metrics, names, "validation")
+        problems += _mount_problems(vchecks, rm, "validation data")
     _check_cancel(cancel)
     status = "doubtful" if problems else "ok"
     summary = {
@@ -324,6 +340,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "physically_consistent_links": result.physically_consistent_links.tolist(),
         "condition_number": float(result.condition_number),
         "torque_source": signal.description,
+        "gravity_m_s2": rm.gravity_m_s2.tolist(),
         "drive_gains_nm_per_a": None if gains is None else gains.tolist(),
         "identified_from": result.model.provenance.get("identified_from"),
         "read_s": t_read,
@@ -354,7 +371,7 @@ def _report(progress: ProgressCallback | None, fraction: float, stage: str) -> N
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
                     payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
-                    ur_driver_topics: bool = False, read: ReadOptions | None = None) -> dict:
+                    ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None) -> dict:
     """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
     with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
 
@@ -366,7 +383,7 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
     from .drive_gains import identify_drive_gains_from_recordings
 
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
-    rm = load_robot(robot)
+    rm = load_robot(robot, gravity_m_s2=gravity_m_s2)
     recordings = []
     for path in (without_payload_path, with_payload_path):
         rec = load_recording(path, robot=rm, read=read)
@@ -440,7 +457,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     if robot is not None and not _same_robot(robot, model.robot):
         raise DataCheckError(f"--robot {robot} contradicts the model, which was identified for {model.robot}: drop "
                              f"--robot (the model's robot is used) or validate a model identified for {robot}")
-    rm = _load_robot(model.robot, tool_frame or record.get("tool_frame", "tool0"))
+    rm = _load_robot(model.robot, tool_frame or record.get("tool_frame", "tool0"), model.gravity_m_s2)
     if model.n_joints != rm.n_joints:
         raise DataCheckError(f"the model has {model.n_joints} joints but its robot {model.robot} has {rm.n_joints}")
     source, gains, notes = _validation_torque(model, torque_source, drive_gains_nm_per_a)
@@ -460,7 +477,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     result = validate_recording(model, recording, signal.torque_nm, rm, cutoff_hz=cutoff,
                                 moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
     metrics = dict(result.metrics)
-    problems = doubtful_fits(metrics, list(rm.joint_names), "validation")
+    problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + _mount_problems(checks, rm, "the data")
     warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings]
     if result.prediction == "base parameters":
         warnings.append("the model's per-link parameters are not physically consistent: predicted with its "

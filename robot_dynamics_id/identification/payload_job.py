@@ -82,7 +82,7 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     from .job import load_recording
 
     model = DynamicModel.load(model_path)
-    rm = load_robot(robot or model.robot)
+    rm = load_robot(robot, gravity_m_s2=model.gravity_m_s2) if robot else model.kinematics()
     source = _torque_source(model, torque_source)
     gains = model.drive_gains_nm_per_a if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float)
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)

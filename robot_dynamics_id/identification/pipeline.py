@@ -418,6 +418,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         rotor_inertia_kgm2=rotor,
         friction=friction,
         drive_gains_nm_per_a=gains,
+        gravity_m_s2=rm.gravity_m_s2,  # the mount the data was regressed with, whatever the prior's
         base_parameters={"names": list(base_map.names), "values": linear.parameters[:n_p2].tolist(),
                          "std": linear.std[:n_p2].tolist(), "values_consistent": base_consistent[:n_p2].tolist(),
                          "estimator": linear.method, "friction_extra": friction_extra},
@@ -466,6 +467,16 @@ def _friction_report(fit: FrictionFit | None, options: IdentificationOptions) ->
             "load_torque": "links' rigid-body torque of the previous pass (fixed-point, friction_fit.LOAD_PASSES)"}
 
 
+def model_robot(model: DynamicModel, robot: RobotModel | None = None) -> RobotModel:
+    """``robot`` (or the model's own robot) with the model's gravity: a model predicts with the mount it was
+    identified on."""
+    if robot is None:
+        return model.kinematics()
+    if np.allclose(robot.gravity_m_s2, model.gravity_m_s2, atol=1e-9):
+        return robot
+    return robot.with_gravity(model.gravity_m_s2)
+
+
 def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: RobotModel | None = None
                    ) -> np.ndarray:
     """Joint torques (N, n) the model predicts: rigid body + rotor + friction (regressor form, fast).
@@ -474,7 +485,7 @@ def predict_torque(model: DynamicModel, q_rad, qd_rad_s, qdd_rad_s2, *, robot: R
     them (from rest at the first row; give low-passed positions: their increments are the travel),
     and load-dependent friction sees the rigid-body torque.
     """
-    rm = robot or load_robot(model.robot)
+    rm = model_robot(model, robot)
     n = rm.n_joints
     q = np.atleast_2d(np.asarray(q_rad, float))
     w = rigid_body_regressor(rm, q, qd_rad_s, qdd_rad_s2)
@@ -499,7 +510,7 @@ def predict_preprocessed(model: DynamicModel, data: PreprocessedData, *, robot: 
     ``added_load_torque_nm`` (N, n): the joint torque of bodies the model does not hold (a payload being
     identified): the gears transmit it too, so it is added to the links' rigid-body torque that the
     load-dependent friction sees; it is not added to the prediction itself."""
-    rm = robot or load_robot(model.robot)
+    rm = model_robot(model, robot)
     n = rm.n_joints
     w = rigid_body_regressor(rm, data.q_rad, data.qd_rad_s, data.qdd_rad_s2)
     tau_links = (w @ model.standard_parameters()).reshape(-1, n)

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..dynamics.friction import friction_torque
 from ..io.model_file import DynamicModel
-from ..robots.model import RobotModel, load_robot
+from ..robots.model import RobotModel
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import IdentificationResult
@@ -54,7 +54,7 @@ def identified_urdf(model: DynamicModel, robot: RobotModel | None = None) -> str
     link i in that frame; other links fixed to the same joint lose their inertials
     (the identified link already contains them).
     """
-    rm = robot or load_robot(model.robot)
+    rm = robot or model.kinematics()
     root = ET.fromstring(rm.urdf)
     links = {link.get("name"): link for link in root.findall("link")}
     child_of_joint = {j.get("name"): j.find("child").get("link") for j in root.findall("joint")}

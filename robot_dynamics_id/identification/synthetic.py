@@ -143,7 +143,7 @@ def synthetic_ur_recording(truth: DynamicModel, drive_gains_nm_per_a, *, duratio
     syn = synthetic_recording(truth, duration_s=duration_s, rate_hz=rate_hz, seed=seed,
                               torque_noise_nm=torque_noise_nm)
     gains = np.broadcast_to(np.asarray(drive_gains_nm_per_a, float), (truth.n_joints,))
-    nominal = load_robot(truth.robot)
+    nominal = load_robot(truth.robot, gravity_m_s2=truth.gravity_m_s2)  # the installation's mount
     data = nominal.model.createData()
     moment = np.array([pin.rnea(nominal.model, data, q, qd, qdd)
                        for q, qd, qdd in zip(syn.q_rad, syn.qd_rad_s, syn.qdd_rad_s2)])

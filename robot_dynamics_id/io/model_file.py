@@ -4,6 +4,8 @@ Schema (``schema: robot_dynamics_id/model/1``)::
 
     schema: robot_dynamics_id/model/1
     robot: ur3                      # a UR name or a URDF path (kinematics come from it)
+    gravity_m_s2: [0, 0, -9.81]     # gravitational acceleration in the base frame (the mount); absent:
+                                    # a floor mount
     joint_names: [...]
     frame_convention: pinocchio_joint_frame
     links:                          # one per joint, in the pinocchio joint frame of that joint
@@ -39,7 +41,7 @@ import pinocchio as pin
 import yaml
 
 from ..dynamics.friction import FrictionParameters
-from ..robots.model import RobotModel, load_robot
+from ..robots.model import STANDARD_GRAVITY_M_S2, RobotModel, check_gravity, load_robot
 from ..robots.priors import nominal_drive_gains
 
 __all__ = ["MODEL_SCHEMA", "DynamicModel", "ModelFileError", "ur_controller_model"]
@@ -77,6 +79,8 @@ class DynamicModel:
     provenance: dict = field(default_factory=dict)
     #: control/collision.CollisionThresholds.to_dict(), kept as read (None: not measured)
     collision_thresholds: dict | None = None
+    #: gravitational acceleration in the robot's base frame, m/s² (how the arm is mounted)
+    gravity_m_s2: np.ndarray = field(default_factory=lambda: np.array(STANDARD_GRAVITY_M_S2))
 
     @property
     def n_joints(self) -> int:
@@ -106,6 +110,7 @@ class DynamicModel:
             friction=friction or FrictionParameters.zeros(n),
             drive_gains_nm_per_a=(None if drive_gains_nm_per_a is None
                                   else np.asarray(drive_gains_nm_per_a, float)),
+            gravity_m_s2=robot_model.gravity_m_s2,
         )
 
     @classmethod
@@ -134,6 +139,10 @@ class DynamicModel:
         return pin.Inertia(float(self.link_mass_kg[i]), np.asarray(self.link_com_m[i], float),
                            np.asarray(self.link_inertia_kgm2[i], float))
 
+    def kinematics(self, *, tool_frame: str = "tool0") -> RobotModel:
+        """The robot this model was identified on (its ``robot``: nominal inertials) with this model's gravity."""
+        return load_robot(self.robot, tool_frame=tool_frame, gravity_m_s2=self.gravity_m_s2)
+
     def robot_model(self) -> RobotModel:
         """The robot's kinematics with this model's inertials and rotor inertias (a new pinocchio model).
 
@@ -146,7 +155,7 @@ class DynamicModel:
                 f"{np.round(self.link_mass_kg[bad], 4).tolist()} kg, or an inertia that no body has), as models "
                 "from --method wls/ols/irls may be; a controller or simulator needs a consistent model: identify "
                 "with --method consistent")
-        base = load_robot(self.robot)
+        base = self.kinematics()
         model = base.model.copy()
         for i in range(self.n_joints):
             model.inertias[i + 1] = self.link_inertia(i)
@@ -200,6 +209,7 @@ class DynamicModel:
         out = {
             "schema": MODEL_SCHEMA,
             "robot": self.robot,
+            "gravity_m_s2": [float(v) for v in self.gravity_m_s2],
             "joint_names": list(self.joint_names),
             "frame_convention": "pinocchio_joint_frame",
             "links": links,
@@ -251,6 +261,7 @@ class DynamicModel:
                 base_parameters=data.get("base_parameters"),
                 provenance=provenance,
                 collision_thresholds=data.get("collision_thresholds"),
+                gravity_m_s2=_gravity_from_file(data.get("gravity_m_s2"), source),
             )
         except ModelFileError:
             raise
@@ -278,6 +289,16 @@ def ur_controller_model(robot: str = "ur3") -> DynamicModel:
     gains = nominal_drive_gains(name)  # first: raises a ValueError naming the known robots
     return replace(DynamicModel.nominal(name), drive_gains_nm_per_a=gains,
                    provenance={"source": "robot_dynamics_id.io.model_file.ur_controller_model", "robot": name})
+
+
+def _gravity_from_file(value, source: str) -> np.ndarray:
+    """The file's gravity vector (absent: a floor mount, as every file written before the key existed)."""
+    if value is None:
+        return np.array(STANDARD_GRAVITY_M_S2)
+    try:
+        return check_gravity(value, what="gravity_m_s2")
+    except ValueError as exc:
+        raise ModelFileError(f"{source}: {exc}") from None
 
 
 def _drive_gains_from_file(value, provenance: dict, n: int) -> np.ndarray | None:

@@ -43,6 +43,9 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("data_path", "string", "", "rosbag2 bag directory (or .mcap/.db3) or ur_rtde CSV to identify from"),
     ParameterSpec("robot", "string", "ur3", "ur3, ur3e, ur5e, ur10e or the path of a URDF file"),
     ParameterSpec("tool_frame", "string", "tool0", "last frame of a URDF robot"),
+    ParameterSpec("gravity_m_s2", "double_array", [0.0, 0.0, -9.81],
+                  "gravitational acceleration in the robot's base frame (the mount; floor: 0, 0, -9.81; UR's "
+                  "installation holds the opposite vector)", "m/s²"),
     ParameterSpec("out_dir", "string", "identification",
                   "output folder (new, empty or an earlier result): model.yaml, model.urdf, metrics.json, "
                   "predictions.csv, PNG plots"),
@@ -91,6 +94,15 @@ def _friction_model(text: str) -> str:
         raise ParameterError(f"parameter 'friction_model': {exc}") from None
 
 
+def _gravity(values) -> list[float]:
+    from ..robots.model import check_gravity
+
+    try:
+        return check_gravity(list(values), what="parameter 'gravity_m_s2'").tolist()
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+
+
 def job_arguments(p: dict) -> dict:
     """The run_identify keyword arguments of validated node parameters (raises ParameterError)."""
     from ..identification.job import ReadOptions
@@ -116,6 +128,7 @@ def job_arguments(p: dict) -> dict:
         read=read, skip_robot_check=bool(p["skip_robot_check"]), compare_ur_model=bool(p["compare_ur_model"]),
         moving_threshold_rad_s=check_positive("moving_threshold_rad_s", p["moving_threshold_rad_s"], allow_zero=True),
         validation_path=p["validation_data_path"] or None,
+        gravity_m_s2=_gravity(p["gravity_m_s2"]),
     )
 
 

@@ -6,7 +6,7 @@ everywhere a robot is named, so a lab with its own calibrated URDF can use it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +15,44 @@ import pinocchio as pin
 from .description import ROBOT_NAMES, RobotDescription, get_robot
 from .urdf import urdf_from_description
 
-__all__ = ["RobotModel", "load_robot", "model_from_description", "robot_key", "same_robot"]
+__all__ = ["STANDARD_GRAVITY_M_S2", "RobotModel", "check_gravity", "gravity_from_text", "load_robot",
+           "model_from_description", "robot_key", "same_robot"]
 
 #: Acceleration limit used when a URDF carries none (URDF has no field for it), rad/s².
 DEFAULT_ACCELERATION_LIMIT_RAD_S2 = 10.0
+#: Gravitational acceleration in the robot's base frame for a floor (table) mount, m/s² (pinocchio's default).
+STANDARD_GRAVITY_M_S2 = (0.0, 0.0, -9.81)
+#: |g| accepted for a given gravity vector, m/s² (the Earth's surface spans 9.78-9.83)
+GRAVITY_NORM_RANGE_M_S2 = (9.7, 9.9)
+
+
+def check_gravity(value, *, what: str = "gravity") -> np.ndarray:
+    """The gravitational acceleration (3-vector, m/s², robot base frame, pointing towards the Earth) or
+    ValueError naming the fix. (0, 0, -9.81) is a floor mount; an arm on a wall has its gravity along a base
+    axis in x/y. UR's installation stores the opposite vector (the acceleration the robot experiences, +z on a
+    floor): negate it."""
+    try:
+        g = np.asarray(value, float).reshape(3)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: expected three numbers gx,gy,gz in m/s² (base frame), got {value!r}") from None
+    norm = float(np.linalg.norm(g)) if np.all(np.isfinite(g)) else float("nan")
+    low, high = GRAVITY_NORM_RANGE_M_S2
+    if not low <= norm <= high:
+        raise ValueError(f"{what}: |g| = {norm:.3g} m/s² from {np.round(g, 4).tolist()}; give the gravitational "
+                         f"acceleration in the robot's base frame, |g| between {low} and {high} m/s² (a floor mount "
+                         "is 0,0,-9.81)")
+    return g
+
+
+def gravity_from_text(text: str, *, what: str = "--gravity") -> np.ndarray:
+    """``"gx,gy,gz"`` (m/s², base frame) as a checked vector (:func:`check_gravity`)."""
+    try:
+        values = [float(v) for v in str(text).replace(" ", "").split(",")]
+    except ValueError:
+        raise ValueError(f"{what} {text!r}: expected three numbers gx,gy,gz in m/s², e.g. 0,0,-9.81") from None
+    if len(values) != 3:
+        raise ValueError(f"{what} {text!r}: expected three numbers gx,gy,gz in m/s², e.g. 0,0,-9.81")
+    return check_gravity(values, what=what)
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +77,21 @@ class RobotModel:
     @property
     def n_joints(self) -> int:
         return len(self.joint_names)
+
+    @property
+    def gravity_m_s2(self) -> np.ndarray:
+        """Gravitational acceleration in the base frame (m/s²) this model's dynamics use."""
+        return np.asarray(self.model.gravity.linear, float).copy()
+
+    def is_standard_gravity(self) -> bool:
+        """Whether gravity is the floor mount's (0, 0, -9.81)."""
+        return bool(np.allclose(self.gravity_m_s2, STANDARD_GRAVITY_M_S2, atol=1e-9))
+
+    def with_gravity(self, gravity_m_s2) -> RobotModel:
+        """A copy (new pinocchio model) whose dynamics use ``gravity_m_s2`` (base frame, :func:`check_gravity`)."""
+        model = self.model.copy()
+        model.gravity.linear = check_gravity(gravity_m_s2)
+        return replace(self, model=model)
 
     @property
     def tool_frame_id(self) -> int:
@@ -109,17 +158,26 @@ def _model_from_urdf_file(path: Path, tool_frame: str) -> RobotModel:
     )
 
 
-def load_robot(robot: str | RobotDescription, *, tool_frame: str = "tool0", tf_prefix: str = "") -> RobotModel:
-    """Load a robot by name (``ur3``, ``ur3e``, ``ur5e``, ``ur10e``), description, or URDF path."""
-    if isinstance(robot, RobotDescription):
-        return model_from_description(robot, tf_prefix=tf_prefix)
+def load_robot(robot: str | RobotDescription, *, tool_frame: str = "tool0", tf_prefix: str = "",
+               gravity_m_s2=None) -> RobotModel:
+    """Load a robot by name (``ur3``, ``ur3e``, ``ur5e``, ``ur10e``), description, or URDF path.
+
+    ``gravity_m_s2``: gravitational acceleration in the base frame (m/s², :func:`check_gravity`); None: a
+    floor mount, :data:`STANDARD_GRAVITY_M_S2`."""
     text = str(robot).strip()
-    if text.lower() in ROBOT_NAMES:
-        return model_from_description(get_robot(text), tf_prefix=tf_prefix)
-    if text.endswith(".urdf") or "/" in text or Path(text).exists():
-        return _model_from_urdf_file(Path(text).expanduser(), tool_frame)
-    get_robot(text)  # raises the "unknown robot" error with the list of names
-    raise AssertionError("unreachable")
+    if isinstance(robot, RobotDescription):
+        rm = model_from_description(robot, tf_prefix=tf_prefix)
+    elif text.lower() in ROBOT_NAMES:
+        rm = model_from_description(get_robot(text), tf_prefix=tf_prefix)
+    elif text.endswith(".urdf") or "/" in text or Path(text).exists():
+        rm = _model_from_urdf_file(Path(text).expanduser(), tool_frame)
+    else:
+        get_robot(text)  # raises the "unknown robot" error with the list of names
+        raise AssertionError("unreachable")
+    if gravity_m_s2 is None:
+        rm.model.gravity.linear = np.asarray(STANDARD_GRAVITY_M_S2, float)
+        return rm
+    return rm.with_gravity(gravity_m_s2)
 
 
 def robot_key(robot: str) -> str:

@@ -182,6 +182,8 @@ class SimulatedUR(PlantReadout):
         ee = _end_effector_inertial(self.payload_kg, self.payload_com_m, scene)
         self._ee_mass_kg = 0.0 if ee is None else ee[0]
         self._ee_com_tool0_m = np.zeros(3) if ee is None else ee[1]
+        # The truth's mount: the base frame is the world frame (a moving base only translates).
+        m.opt.gravity[:] = truth.gravity_m_s2
         self._gravity = np.array(m.opt.gravity, float)
 
         # ---- the controller's nominal model (+ the payload/tool it is told about) --------
@@ -193,6 +195,7 @@ class SimulatedUR(PlantReadout):
         #: the model the simulated UR controller believes in (feed-forward, gravity, target_*)
         self.controller_model: DynamicModel = nominal_model
         nominal = self.controller_model.robot_model().model.copy()
+        nominal.gravity.linear = truth.gravity_m_s2  # the controller knows how it is mounted (the installation)
         if ee is not None:
             tool0 = self.robot_model.model.frames[self.robot_model.tool_frame_id].placement
             nominal.inertias[n] = nominal.inertias[n] + tool0.act(pin.Inertia(ee[0], ee[1], ee[2]))

@@ -260,3 +260,36 @@ def test_python_only_options_are_reachable_from_the_command_line(data, tmp_path,
     assert "--nan-policy drop" in capsys.readouterr().err
     assert _identify(nan_csv, tmp_path / "n", "--drive-gains", _gains(UR3_GAINS), "--nan-policy", "drop") == 0
     assert "dropped" in capsys.readouterr().err
+
+
+def test_a_tilted_mount_is_named_then_identified_with_gravity_and_validated_with_the_models(tmp_path, capsys):
+    """A 30-degree tilted arm: identify without --gravity warns with the vector to pass and exits 3 (doubtful);
+    with it, model.yaml records the mount and validate uses it (no flag), fitting held-out data of the same arm."""
+    from dataclasses import replace
+
+    gravity = [0.0, 4.905, -8.4957]
+    truth = replace(perturbed_truth("ur3", seed=23, relative=0.1), gravity_m_s2=np.array(gravity))
+    train = write_ur_csv(tmp_path / "tilted.csv", synthetic_ur_recording(truth, UR3_GAINS, duration_s=20.0, seed=4,
+                                                                         torque_noise_nm=0.02))
+    check = write_ur_csv(tmp_path / "tilted_check.csv", synthetic_ur_recording(truth, UR3_GAINS, duration_s=10.0,
+                                                                               seed=5, torque_noise_nm=0.02))
+    gains = ("--drive-gains", _gains(UR3_GAINS))
+    assert _identify(train, tmp_path / "floor", *gains) == 3  # written, but doubtful: the mount is wrong
+    err = capsys.readouterr().err
+    assert "mounted tilted" in err and "Pass --gravity " in err and "DOUBTFUL RESULT: training data: " in err
+    assert rdi("validate", "--model", tmp_path / "floor/model.yaml", "--data", check, "--out",
+               tmp_path / "v_floor") == 3
+    assert "the arm's mount differs" in capsys.readouterr().err
+    assert _identify(train, tmp_path / "tilted", *gains, "--gravity", ",".join(map(str, gravity))) == 0
+    captured = capsys.readouterr()
+    assert "mounted tilted" not in captured.err
+    assert "gravity in the base frame (m/s²): 0, 4.905, -8.496" in captured.out
+    model = yaml.safe_load((tmp_path / "tilted/model.yaml").read_text())
+    np.testing.assert_allclose(model["gravity_m_s2"], gravity)
+    np.testing.assert_allclose(model["provenance"]["identified_from"]["gravity_m_s2"], gravity)
+    assert rdi("validate", "--model", tmp_path / "tilted/model.yaml", "--data", check, "--out",
+               tmp_path / "v_tilted") == 0
+    assert "mounted tilted" not in capsys.readouterr().err
+    assert min(_metrics(tmp_path / "v_tilted")["fit_percent"]) > 95.0
+    assert _identify(train, tmp_path / "bad", *gains, "--gravity", "0,0,-1") == 1
+    assert "|g| = 1 m/s²" in capsys.readouterr().err and not (tmp_path / "bad").exists()

@@ -1,10 +1,13 @@
 """Data that do not fit the robot or the torque source are named, not identified silently."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from robot_dynamics_id.identification.data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot,
-                                                          gravity_scale, likely_robots, mass_warnings)
+                                                          gravity_direction, gravity_scale, likely_robots,
+                                                          mass_warnings)
 from robot_dynamics_id.identification.preprocessing import preprocess
 from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
 from robot_dynamics_id.robots.model import load_robot
@@ -79,3 +82,47 @@ def test_joint_count_and_masses():
     (warning,) = mass_warnings(nominal * 4, rm, consistent=True)
     assert "4.00x the nominal ur3's" in warning
     assert mass_warnings(nominal * 4, rm, consistent=False) == []
+
+
+def _mounted(robot, gains, tilt_deg, seed):
+    tilt = np.radians(tilt_deg)
+    gravity = 9.81 * np.array([0.0, np.sin(tilt), -np.cos(tilt)])
+    truth = replace(perturbed_truth(robot, seed=seed, relative=0.1), gravity_m_s2=gravity)
+    return synthetic_ur_recording(truth, gains, duration_s=20.0), gravity
+
+
+@pytest.mark.parametrize("robot, gains", [("ur3", UR3_GAINS), ("ur10e", UR10E_GAINS)])
+def test_the_gravity_direction_is_read_from_the_data(robot, gains):
+    for tilt_deg in (0.0, 30.0):
+        recording, gravity = _mounted(robot, gains, tilt_deg, seed=13)
+        found = gravity_direction(load_robot(robot), *_prepared(recording, recording.effort_nm))
+        assert np.degrees(np.arccos(found @ gravity / 9.81)) < 3.0
+    # currents read as torque (no scale) show no gravity direction to compare
+    assert gravity_direction(load_robot(robot), *_prepared(recording, recording.current_a)) is None
+
+
+def test_a_tilted_mount_fitted_as_a_floor_mount_is_named_with_the_vector_to_pass():
+    recording, gravity = _mounted("ur3", UR3_GAINS, 30.0, seed=14)
+    data = _prepared(recording, recording.effort_nm)
+    warnings, _ = check_torque_fits_robot(load_robot("ur3"), *data, source="effort")
+    (mount,) = [w for w in warnings if "mounted tilted" in w]
+    assert "30° from the model's (0, 0, -9.81)" in mount
+    vector = np.array([float(v) for v in mount.split("Pass --gravity ")[1].split(" ")[0].split(",")])
+    assert np.degrees(np.arccos(vector @ gravity / 9.81**2)) < 3.0  # nominal inertials 10 % off the truth
+    warnings, _ = check_torque_fits_robot(load_robot("ur3", gravity_m_s2=vector), *data, source="effort")
+    assert warnings == []
+    # a wall mount does not fit the floor model at all: refused, the mount named first
+    recording, _ = _mounted("ur3", UR3_GAINS, 90.0, seed=14)
+    with pytest.raises(DataCheckError, match=r"do not fit --robot ur3.*The torques fit gravity along .*--gravity"):
+        check_torque_fits_robot(load_robot("ur3"), *_prepared(recording, recording.effort_nm), source="effort")
+
+
+def test_a_small_tilt_is_a_warning_and_a_larger_one_makes_the_result_doubtful():
+    recording, _ = _mounted("ur3", UR3_GAINS, 7.0, seed=15)
+    warnings, scale = check_torque_fits_robot(load_robot("ur3"), *_prepared(recording, recording.effort_nm),
+                                              source="effort")
+    assert any("mounted tilted" in w for w in warnings) and not scale.mount_differs
+    assert 5.0 < scale.gravity_angle_deg < 10.0
+    recording, _ = _mounted("ur3", UR3_GAINS, 20.0, seed=15)
+    _, scale = check_torque_fits_robot(load_robot("ur3"), *_prepared(recording, recording.effort_nm), source="effort")
+    assert scale.mount_differs

@@ -47,3 +47,18 @@ def test_standard_parameters_of_consistent_and_non_physical_models():
     np.testing.assert_allclose(broken.standard_parameters(), theta.ravel(), rtol=1e-9, atol=1e-12)
     with pytest.raises(ModelFileError, match=r"link\(s\) \[2, 4\] are not physically consistent.*--method consistent"):
         broken.robot_model()
+
+
+def test_the_mount_is_recorded_and_files_without_it_are_a_floor_mount(tmp_path):
+    tilted = replace(perturbed_truth("ur3", seed=5), gravity_m_s2=np.array([0.0, 4.905, -8.496]))
+    path = tilted.save(tmp_path / "model.yaml")
+    loaded = DynamicModel.load(path)
+    np.testing.assert_allclose(loaded.gravity_m_s2, [0.0, 4.905, -8.496])
+    np.testing.assert_allclose(loaded.robot_model().gravity_m_s2, [0.0, 4.905, -8.496])
+    np.testing.assert_allclose(loaded.kinematics().gravity_m_s2, [0.0, 4.905, -8.496])
+    data = yaml.safe_load(path.read_text())
+    del data["gravity_m_s2"]  # a file written before the key existed
+    np.testing.assert_allclose(DynamicModel.from_dict(data).gravity_m_s2, [0.0, 0.0, -9.81])
+    data["gravity_m_s2"] = [0.0, 0.0, -1.0]
+    with pytest.raises(ModelFileError, match="gravity_m_s2: .*floor mount is 0,0,-9.81"):
+        DynamicModel.from_dict(data, source="bad.yaml")

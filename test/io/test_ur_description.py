@@ -134,3 +134,14 @@ def test_cli_writes_the_folder_and_refuses_a_custom_urdf_model(tmp_path, capsys)
     with pytest.raises(UrDescriptionExportError, match="needs a built-in UR arm"):
         export_ur_description(replace(model, robot=str(custom)), tmp_path / "custom")
     assert rdi(["export", "--model", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "x")]) == 1
+
+
+def test_cli_says_that_a_urdf_does_not_hold_a_tilted_mount(tmp_path, capsys):
+    from dataclasses import replace
+
+    floor = _identified_like("ur3").save(tmp_path / "floor.yaml")
+    assert rdi(["export", "--model", str(floor), "--out", str(tmp_path / "floor_out")]) == 0
+    assert "mount" not in capsys.readouterr().err
+    wall = replace(_identified_like("ur3"), gravity_m_s2=np.array([9.81, 0.0, 0.0])).save(tmp_path / "wall.yaml")
+    assert rdi(["export", "--model", str(wall), "--out", str(tmp_path / "wall_out")]) == 0
+    assert "gravity (9.81, 0, 0) m/s²" in capsys.readouterr().err

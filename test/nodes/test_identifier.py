@@ -78,14 +78,17 @@ def test_node_parameters_reach_every_job_option():
     params = {spec.name: spec.default for spec in IDENTIFIER_PARAMETERS}
     params.update(data_path="run.csv", joint_states_topic="/arm/joint_states", motor_currents_topic="/arm/currents",
                   joint_states_effort="current", nan_policy="drop", tool_frame="flange", skip_robot_check=True,
-                  compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None)
+                  compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None,
+                  gravity_m_s2=[0.0, 9.81, 0.0])
     job = job_arguments(params)
+    assert job["gravity_m_s2"] == [0.0, 9.81, 0.0]
     assert job["read"].topics == {"joint_states": "/arm/joint_states", "motor_currents": "/arm/currents"}
     assert job["read"].joint_states_effort == "current" and job["read"].nan_policy == "drop"
     assert job["tool_frame"] == "flange" and job["skip_robot_check"] and job["compare_ur_model"]
     assert job["moving_threshold_rad_s"] == 0.05 and job["drive_gains_nm_per_a"] is None
     for name, value, message in (("joint_states_effort", "amps", "joint_states_effort"),
                                  ("motor_currents_topic", "currents", "starts with '/'"),
-                                 ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path")):
+                                 ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path"),
+                                 ("gravity_m_s2", [0.0, 0.0], "gravity_m_s2.*three numbers")):
         with pytest.raises(ParameterError, match=message):
             job_arguments({**params, name: value})

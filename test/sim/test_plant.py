@@ -418,3 +418,21 @@ def test_extended_friction_slope_is_its_derivative():
         numeric = (friction_torque(friction, qd + h, load_torque_nm=load, presliding_state=state)
                    - friction_torque(friction, qd - h, load_torque_nm=load, presliding_state=state)) / (2 * h)
         np.testing.assert_allclose(slope, numeric, rtol=1e-4, atol=1e-3)
+
+
+def test_a_tilted_mount_is_simulated_and_known_to_the_controller():
+    """The truth's gravity (its mount) acts in MuJoCo, and the simulated controller's gravity compensation uses it
+    (UR's installation): direct_torque(0) holds a frictionless nominal arm mounted 30 degrees tilted."""
+    tilt = np.radians(30.0)
+    gravity = 9.81 * np.array([0.0, np.sin(tilt), -np.cos(tilt)])
+    truth = replace(_frictionless(), gravity_m_s2=gravity)
+    sim = SimulatedUR(truth=truth, rate_hz=500, initial_q_rad=HOME, noise=False)
+    np.testing.assert_allclose(sim._mj_model.opt.gravity, gravity)
+    sim.direct_torque(np.zeros(6))
+    sim.step(250)
+    assert np.max(np.abs(sim.q_true_rad - HOME)) < 1e-6
+    tilted = load_robot("ur3", gravity_m_s2=gravity)
+    expected = pin.computeGeneralizedGravity(tilted.model, tilted.new_data(), HOME)
+    floor = pin.computeGeneralizedGravity(load_robot("ur3").model, load_robot("ur3").new_data(), HOME)
+    np.testing.assert_allclose(sim.motor_torque_nm, expected, atol=0.02)
+    assert np.max(np.abs(expected - floor)) > 1.0  # the mount matters at this pose
