@@ -49,6 +49,7 @@ components (pushing with friction, several force-controlled axes) is what it cor
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -215,8 +216,10 @@ class OperationalSpaceController:
                 kv_impact_per_s=cfg.kv_impact_per_s)
         gravity = None
         if cfg.robot_adds_gravity:
-            # The robot's own gravity model (what direct_torque adds), with the same payload.
-            gravity_robot = (cfg.robot_gravity_model or DynamicModel.nominal(model.robot)).robot_model()
+            # The robot's own gravity model (what direct_torque adds), with the same payload and the same mount
+            # (the installation's gravity: one arm, one mount, whichever model file the inertials come from).
+            gravity_robot = replace(cfg.robot_gravity_model or DynamicModel.nominal(model.robot),
+                                    gravity_m_s2=model.gravity_m_s2).robot_model()
             _with_payload(gravity_robot.model, gravity_robot.tool_frame_id, cfg.payload)
             gravity = gravity_robot.model
         return TorqueOutput(self.osm, np.asarray(self.robot.torque_limit_nm, float), gravity)

@@ -172,3 +172,18 @@ def test_friction_feed_forward_evaluates_the_extended_model(model):
     # without a load torque the load-dependent term is left out, nothing else changes
     qd = rng.normal(0, 0.8, 6)
     np.testing.assert_allclose(ctl.friction_compensation.torque(qd), friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)
+
+
+def test_a_tilted_arm_is_controlled_with_its_mount(model):
+    """The model's gravity (the mount) is the controller's and the robot's: at rest on target the law's torque is
+    the tilted gravity torque, which the robot adds itself (nothing left to send)."""
+    tilted = replace(model, gravity_m_s2=np.array([0.0, 4.905, -8.4957]))
+    ctl = _controller(tilted, friction_compensation=False)
+    ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    cmd = ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
+    g_tilted = pin.computeGeneralizedGravity(tilted.robot_model().model, tilted.robot_model().new_data(), Q)
+    g_floor = pin.computeGeneralizedGravity(model.robot_model().model, model.robot_model().new_data(), Q)
+    assert np.max(np.abs(g_tilted - g_floor)) > 1.0
+    np.testing.assert_allclose(cmd.joint_torque_nm, g_tilted, atol=1e-9)
+    np.testing.assert_allclose(cmd.torque_nm, 0.0, atol=1e-9)
