@@ -159,9 +159,8 @@ class ControllerConfig:
     #: 0.05 was needed.
     friction_compensation_velocity_rad_s: float = 0.01
     #: which joint velocity the compensation is evaluated at: "measured" (default: through a
-    #: compliant pad it compensates as soon as a stuck joint breaks away: in the simulated
-    #: singularity crossing the force error fell from 3.2 N ("sum") to 0.8 N, polishing was
-    #: unchanged at 0.45 N), or "desired" (the
+    #: compliant pad it compensates as soon as a stuck joint breaks away, which keeps the force
+    #: error small through a singularity crossing; benchmarks/RESULTS.md, Control), or "desired" (the
     #: motion target's twist mapped to the joints with the dynamically consistent inverse
     #: M^-1 J^T Lambda; smooth, so no chatter at reversals, but blind to motion the force
     #: loop makes), or "sum" (desired + measured minus their common part: desired where the
@@ -170,8 +169,8 @@ class ControllerConfig:
     friction_velocity_source: FrictionVelocitySource | str = FrictionVelocitySource.MEASURED
     # ---- sensorless force estimation -------------------------------------------------
     #: momentum-observer bandwidth K_O (1/s); None = 0.5 / period_s (250 at 500 Hz, 62.5 at
-    #: 125 Hz; the observer needs K_O * period <= 1). In the simulated polishing task
-    #: (benchmarks/bench_polishing.py) 60 gave a 3.7 N max force error, the default 250 1.05 N.
+    #: 125 Hz; the observer needs K_O * period <= 1). A lower bandwidth lags the contact force
+    #: and raises the force error (benchmarks/bench_polishing.py).
     observer_gain_per_s: float | None = None
     # ---- velocity output --------------------------------------------------------------
     #: integrate the commanded velocity from the previous command ("command") or the measured one
