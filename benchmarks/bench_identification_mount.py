@@ -7,6 +7,10 @@ trajectory as ``--validate``, twice in the same run: with the default gravity (a
 and with ``--gravity`` the true vector. Prints the exit code, the data check's angle between the torques'
 gravity direction and the one assumed, and the validation run's fit and moving-sample RRE per joint.
 
+Part 1b, a tool on the flange (not in the nominal model; a point mass at (0.05, 0, 0.12) m in the last link's
+frame, half and all of the rated payload): the angle the check finds on floor-mounted and 30°-tilted arms,
+the data check alone (the torque scale check warns or refuses a payload at the flange on its own).
+
 Part 2, how far the check's estimate strays on floor-mounted arms with the friction real UR joints have
 (``--plant-seeds``: the MuJoCo plant of bench_identification_real_friction.py, friction "real", its three
 runs per seed; 500 Hz and the uneven 100 Hz subsampling): the angle the check finds where the truth is 0.
@@ -36,7 +40,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from robot_dynamics_id.cli import main as rdi  # noqa: E402
-from robot_dynamics_id.identification.data_checks import MOUNT_ANGLE_WARN_DEG, check_torque_fits_robot  # noqa: E402
+from robot_dynamics_id.identification.data_checks import (MOUNT_ANGLE_WARN_DEG, check_torque_fits_robot,  # noqa: E402
+                                                          gravity_direction)
 from robot_dynamics_id.identification.preprocessing import preprocess  # noqa: E402
 from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording  # noqa: E402
 from robot_dynamics_id.io.ur_csv import write_ur_csv  # noqa: E402
@@ -83,6 +88,29 @@ def synthetic_part(robots: list[str], tilts: list[float], root: Path) -> None:
                       f"[{_row(summary['validation_moving_rre_percent'], '.2f')}]", flush=True)
 
 
+def payload_part(robots: list[str]) -> None:
+    print("part 1b: a tool on the flange (point mass at (0.05, 0, 0.12) m in the last link's frame), the check's "
+          "angle to the true gravity")
+    for robot in robots:
+        rated = load_robot(robot).description.payload_kg
+        for tilt in (0.0, 30.0):
+            angle = np.radians(tilt)
+            gravity = 9.81 * np.array([0.0, np.sin(angle), -np.cos(angle)])
+            for fraction in (0.0, 0.5, 1.0):
+                kg = fraction * rated
+                truth = perturbed_truth(robot, seed=41, relative=0.1)
+                mass, com = truth.link_mass_kg.copy(), truth.link_com_m.copy()
+                com[-1] = (mass[-1] * com[-1] + kg * np.array([0.05, 0.0, 0.12])) / (mass[-1] + kg)
+                mass[-1] += kg
+                truth = replace(truth, link_mass_kg=mass, link_com_m=com, gravity_m_s2=gravity)
+                r = synthetic_ur_recording(truth, nominal_drive_gains(robot), duration_s=20.0, seed=3)
+                d = preprocess(r.time_s, r.q_rad, r.effort_nm, qd_rad_s=r.qd_rad_s)
+                found = gravity_direction(load_robot(robot), d.q_rad, d.qd_rad_s, d.qdd_rad_s2, d.torque)
+                error = float(np.degrees(np.arccos(np.clip(found @ gravity / 9.81, -1.0, 1.0))))
+                print(f"  {robot} tilt {tilt:4.0f}° tool {kg:5.2f} kg: found {error:.2f}° from the true gravity",
+                      flush=True)
+
+
 def plant_part(robot: str, seeds: list[int], cache: str | None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_identification_real_friction import simulate, subsample_jittered
@@ -119,6 +147,7 @@ def main() -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         synthetic_part(args.robots.split(","), [float(t) for t in args.tilts.split(",")], Path(tmp))
+    payload_part(args.robots.split(","))
     if args.plant_seeds:
         plant_part(args.plant_robot, [int(s) for s in args.plant_seeds.split(",")], args.cache)
     print(f"{time.perf_counter() - started:.0f} s; load average {os.getloadavg()[0]:.1f}")

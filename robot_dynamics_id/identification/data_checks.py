@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
+import scipy.optimize
 
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
@@ -163,45 +164,80 @@ def gravity_scale(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> 
     return TorqueScale(robot=robot.name, gravity_coefficient=a_g, inertial_coefficient=a_i, checked=checked)
 
 
+def _unit_vector(angles) -> np.ndarray:
+    theta, phi = angles
+    return np.array([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)])
+
+
+def _angles(u: np.ndarray) -> list[float]:
+    u = u / np.linalg.norm(u)
+    return [float(np.arccos(np.clip(u[2], -1.0, 1.0))), float(np.arctan2(u[1], u[0]))]
+
+
 def gravity_direction(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> np.ndarray | None:
     """The direction of gravity in the base frame that fits ``torque_nm`` best (unit 3-vector; module doc), or
     None when the data do not show it (the fitted gravity torque is small against the nominal one: currents
     read as torque with no scale, gravity-compensated torque, or a motion that barely changes gravity torque).
 
     The direction, not the size: a drive gain or a mass off by some percent scales the gravity torque, it does
-    not turn it."""
+    not turn it. A payload (a tool, a gripper) is not in the nominal model and would turn it: for each trial
+    direction u the fit also holds an unknown mass on the last link (its mass and first moments, linear for a
+    given u), and u minimises the weighted residual (variable projection: the linear unknowns solved for each
+    u, u searched on the sphere from the payload-free linear estimate and from the model's direction)."""
     q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, float)) for x in (q_rad, qd_rad_s, qdd_rad_s2, torque_nm))
     n = robot.n_joints
     idx = _subsample(q.shape[0])
-    g_norm = float(np.linalg.norm(robot.gravity_m_s2))
+    m = idx.size
+    rating = np.asarray(robot.torque_limit_nm, float)
     model = robot.model.copy()
     data = model.createData()
-    unit = []
-    for axis in np.eye(3):  # nominal gravity torque for |g| along each base axis
-        model.gravity.linear = g_norm * axis
-        unit.append(np.array([pin.computeGeneralizedGravity(model, data, q[k]) for k in idx]))
+    last = slice(10 * (n - 1), 10 * (n - 1) + 4)  # the last link's mass and first moments in the regressor
+    zero = np.zeros(n)
+    arm, payload = [], []
+    for axis in np.eye(3):  # per base axis, |g| along it: the nominal arm's gravity torque, a payload's regressor
+        model.gravity.linear = float(np.linalg.norm(robot.gravity_m_s2)) * axis
+        arm.append(np.array([pin.computeGeneralizedGravity(model, data, q[k]) for k in idx]))
+        payload.append(np.array([pin.computeJointTorqueRegressor(model, data, q[k], zero, zero)[:, last]
+                                 for k in idx]))
+    arm, payload = np.array(arm), np.array(payload)  # (3, m, n), (3, m, n, 4)
+    if not np.any(np.ptp(arm, axis=1).max(axis=0) >= MIN_GRAVITY_SPREAD_OF_RATING * rating):
+        return None
     model.gravity.linear = np.zeros(3)
     inertial = np.array([pin.rnea(model, data, q[k], qd[k], qdd[k]) for k in idx])
-    m = idx.size
-    rows = []
-    for j in range(n):  # one block of rows per joint: shared gravity columns, the joint's own other columns
-        own = np.zeros((m, 4 * n))
-        own[:, 4 * j:4 * j + 4] = np.column_stack([inertial[:, j], np.tanh(qd[idx, j] / 0.02), qd[idx, j],
-                                                   np.ones(m)])
-        rows.append(np.column_stack([unit[0][:, j], unit[1][:, j], unit[2][:, j], own]))
-    a = np.vstack(rows)
-    b = tau[idx].T.reshape(-1)
-    # Each joint's rows weighted by 1 / its rating, so the base and wrist joints count as much as the shoulder.
-    weight = np.repeat(1.0 / np.asarray(robot.torque_limit_nm, float), m)
-    norms = np.linalg.norm(a * weight[:, None], axis=0)
+    # Per joint, its own columns (inertial torque, friction-like), weighted by 1 / its rating so the base and the
+    # wrists count as much as the shoulder; the gravity and payload columns are shared by all joints.
+    own = np.zeros((n, m, 4 * n))
+    for j in range(n):
+        own[j, :, 4 * j:4 * j + 4] = np.column_stack([inertial[:, j], np.tanh(qd[idx, j] / 0.02), qd[idx, j],
+                                                      np.ones(m)])
+    b = (tau[idx] / rating).T.reshape(-1)
+
+    def fit(u: np.ndarray, with_payload: bool) -> tuple[float, np.ndarray]:
+        g = np.tensordot(u, arm, 1)
+        shared = [g[:, :, None], np.tensordot(u, payload, 1)] if with_payload else [g[:, :, None]]
+        a = np.vstack([np.column_stack([*(c[:, j] for c in shared), own[j]]) / rating[j] for j in range(n)])
+        norms = np.linalg.norm(a, axis=0)
+        norms[norms == 0] = 1.0
+        coef, *_ = np.linalg.lstsq(a / norms, b, rcond=None)
+        r = b - (a / norms) @ coef
+        return float(r @ r), coef / norms
+
+    # The payload-free fit is linear in the gravity vector: three unit-axis columns (one start of the search).
+    a = np.vstack([np.column_stack([arm[0][:, j], arm[1][:, j], arm[2][:, j], own[j]]) / rating[j]
+                   for j in range(n)])
+    norms = np.linalg.norm(a, axis=0)
     norms[norms == 0] = 1.0
-    coef, *_ = np.linalg.lstsq(a * weight[:, None] / norms, b * weight, rcond=None)
-    g = coef[:3] / norms[:3]
-    nominal_spread = np.max([np.ptp(u, axis=0) for u in unit], axis=0)  # per joint, the largest of the three
-    if not np.isfinite(g).all() or np.linalg.norm(g) < 0.3 or not np.any(
-            nominal_spread >= MIN_GRAVITY_SPREAD_OF_RATING * np.asarray(robot.torque_limit_nm, float)):
+    coef, *_ = np.linalg.lstsq(a / norms, b, rcond=None)
+    linear = coef[:3] / norms[:3]
+    starts = [robot.gravity_m_s2] + ([linear] if np.all(np.isfinite(linear)) and np.linalg.norm(linear) > 0 else [])
+    best = min((scipy.optimize.minimize(lambda x: fit(_unit_vector(x), True)[0], _angles(s), method="Nelder-Mead",
+                                        options={"xatol": 1e-3, "fatol": 1e-12}) for s in starts),
+               key=lambda result: result.fun)
+    u = _unit_vector(best.x)
+    scale = fit(u, True)[1][0]  # the arm's gravity torque along u, relative to the nominal's
+    if not np.isfinite(scale) or abs(scale) < 0.3:
         return None
-    return g / np.linalg.norm(g)
+    return u * np.sign(scale)
 
 
 def mount_check(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, gravity_fix: str = "--gravity"

@@ -126,3 +126,23 @@ def test_a_small_tilt_is_a_warning_and_a_larger_one_makes_the_result_doubtful():
     recording, _ = _mounted("ur3", UR3_GAINS, 20.0, seed=15)
     _, scale = check_torque_fits_robot(load_robot("ur3"), *_prepared(recording, recording.effort_nm), source="effort")
     assert scale.mount_differs
+
+
+def test_a_tool_on_the_flange_does_not_read_as_a_tilt():
+    """A payload the nominal model does not hold adds gravity torque of another shape; the direction fit holds an
+    unknown mass on the last link, so a floor-mounted arm with a 1.5 kg tool is still a floor mount, and a tilted
+    one with it is found tilted."""
+    for tilt_deg, expect_warning in ((0.0, False), (30.0, True)):
+        tilt = np.radians(tilt_deg)
+        gravity = 9.81 * np.array([0.0, np.sin(tilt), -np.cos(tilt)])
+        truth = perturbed_truth("ur3", seed=16, relative=0.1)
+        mass, com = truth.link_mass_kg.copy(), truth.link_com_m.copy()
+        com[5] = (mass[5] * com[5] + 1.5 * np.array([0.05, 0.0, 0.12])) / (mass[5] + 1.5)
+        mass[5] += 1.5
+        truth = replace(truth, link_mass_kg=mass, link_com_m=com, gravity_m_s2=gravity)
+        recording = synthetic_ur_recording(truth, UR3_GAINS, duration_s=20.0)
+        data = _prepared(recording, recording.effort_nm)
+        found = gravity_direction(load_robot("ur3"), *data)
+        assert np.degrees(np.arccos(found @ gravity / 9.81)) < 3.0
+        warnings, _ = check_torque_fits_robot(load_robot("ur3"), *data, source="effort")
+        assert any("mounted tilted" in w for w in warnings) == expect_warning, warnings
