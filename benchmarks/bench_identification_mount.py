@@ -40,7 +40,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from robot_dynamics_id.cli import main as rdi  # noqa: E402
-from robot_dynamics_id.identification.data_checks import (MOUNT_ANGLE_WARN_DEG, check_torque_fits_robot,  # noqa: E402
+from robot_dynamics_id.identification.data_checks import (MOUNT_ANGLE_WARN_DEG,  # noqa: E402
+                                                          MOUNT_RESIDUAL_RATIO_WARN, check_torque_fits_robot,
                                                           gravity_direction)
 from robot_dynamics_id.identification.preprocessing import preprocess  # noqa: E402
 from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording  # noqa: E402
@@ -81,9 +82,10 @@ def synthetic_part(robots: list[str], tilts: list[float], root: Path) -> None:
                     continue
                 summary = json.loads((out / "summary.json").read_text())
                 checks = json.loads((out / "metrics.json").read_text()).get("data_checks", {})
-                found = checks.get("gravity_angle_deg")
+                found, ratio = checks.get("gravity_angle_deg"), checks.get("gravity_residual_ratio")
                 print(f"  {robot} tilt {tilt:4.0f}° {label:9s}: exit {code}; check: gravity "
-                      f"{'not seen' if found is None else f'{found:.1f}° from the assumed'}; validation fit % "
+                      f"{'not seen' if found is None else f'{found:.1f}° from the assumed, ratio {ratio:.2f}'}; "
+                      "validation fit % "
                       f"[{_row(summary['validation_fit_percent'], '.1f')}], moving RRE % "
                       f"[{_row(summary['validation_moving_rre_percent'], '.2f')}]", flush=True)
 
@@ -118,7 +120,8 @@ def plant_part(robot: str, seeds: list[int], cache: str | None) -> None:
     from robot_dynamics_id.sim.truth import make_truth
 
     print(f"part 2: floor-mounted {robot} plant with friction 'real' (truth seeds {seeds}); the check's angle where "
-          f"the truth is 0 (warning above {MOUNT_ANGLE_WARN_DEG:g}°), torque = current x true gains")
+          f"the truth is 0 and the residual ratio (warning above {MOUNT_ANGLE_WARN_DEG:g}° with a ratio of at least "
+          f"{MOUNT_RESIDUAL_RATIO_WARN:g}), torque = current x true gains")
     rm = load_robot(robot)
     angles = []
     for seed in seeds:
@@ -130,8 +133,8 @@ def plant_part(robot: str, seeds: list[int], cache: str | None) -> None:
                 warnings, scale = check_torque_fits_robot(rm, d.q_rad, d.qd_rad_s, d.qdd_rad_s2, d.torque,
                                                           source="current", drive_gains_nm_per_a=gains)
                 angles.append(scale.gravity_angle_deg)
-                print(f"  seed {seed} {name:5s} {rate:13s}: {scale.gravity_angle_deg:.2f}°, "
-                      f"{len(warnings)} warning(s)", flush=True)
+                print(f"  seed {seed} {name:5s} {rate:13s}: {scale.gravity_angle_deg:.2f}°, residual ratio "
+                      f"{scale.gravity_residual_ratio:.3f}, {len(warnings)} warning(s)", flush=True)
     print(f"  angle over {len(angles)} recordings: median {np.median(angles):.2f}°, max {np.max(angles):.2f}°")
 
 

@@ -28,20 +28,26 @@ result is written:
   nearest 1 (:func:`likely_robots`), gains that are off (the implied gains), a
   current read as torque, or a gravity-compensated torque. A payload at the
   flange raises the scale too: the message says so.
-* **the mount** (:func:`gravity_direction`): gravity torque is linear in the
-  gravity vector, so the same least squares with the nominal model's gravity
-  torque for unit gravity along each base axis, G_x, G_y, G_z, shared by all
-  joints, in place of a_g g_j::
+* **the mount** (:func:`gravity_fit`): gravity torque is linear in the gravity
+  vector, so the same least squares with the nominal model's gravity torque
+  for unit gravity along each base axis, G_x, G_y, G_z, and the gravity torque
+  of an unknown payload on the last link (P_j(q, u) phi: its mass and first
+  moments phi, so that a tool does not read as a tilt), shared by all joints,
+  in place of a_g g_j::
 
-      tau_meas_j ~ (g_x G_x,j + g_y G_y,j + g_z G_z,j)(q) / |g| + a_i,j (tau_nom - g)_j + friction-like_j
+      tau_meas_j ~ s (u_x G_x,j + u_y G_y,j + u_z G_z,j)(q) + P_j(q, u) phi + a_i,j (tau_nom - g)_j
+                   + friction-like_j
 
-  estimates the direction of gravity in the base frame. More than
+  — linear for a given direction u, which is searched on the sphere (variable
+  projection) — estimates the direction of gravity in the base frame. More than
   :data:`MOUNT_ANGLE_WARN_DEG` from the gravity the robot model assumes (a
-  floor mount unless ``--gravity`` says otherwise) is a warning naming the
-  vector to pass; more than :data:`MOUNT_ANGLE_DOUBTFUL_DEG` also makes the
-  result of ``rdi identify`` and ``rdi validate`` doubtful (exit 3): a tilted,
-  wall or ceiling mount fitted with floor gravity gives a model that is wrong
-  wherever the arm's pose differs from the data's.
+  floor mount unless ``--gravity`` says otherwise), with the assumed direction
+  leaving at least :data:`MOUNT_RESIDUAL_RATIO_WARN` times the best one's
+  residual, is a warning naming the vector to pass; more than
+  :data:`MOUNT_ANGLE_DOUBTFUL_DEG` and :data:`MOUNT_RESIDUAL_RATIO_DOUBTFUL`
+  also makes the result of ``rdi identify`` and ``rdi validate`` doubtful
+  (exit 3): a tilted, wall or ceiling mount fitted with floor gravity gives a
+  model that is wrong wherever the arm's pose differs from the data's.
 * **identified masses far from the nominal ones** (:func:`mass_warnings`).
 
 Errors raise :class:`DataCheckError`; warnings are returned as strings. The
@@ -62,8 +68,9 @@ from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
 __all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTFUL_DEG", "MOUNT_ANGLE_WARN_DEG",
-           "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale", "check_joint_count", "check_torque_fits_robot",
-           "gravity_direction", "gravity_scale", "likely_robots", "mass_warnings", "mount_check"]
+           "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale",
+           "check_joint_count", "check_torque_fits_robot", "gravity_direction", "gravity_fit", "gravity_scale",
+           "likely_robots", "mass_warnings", "mount_check"]
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
@@ -87,6 +94,11 @@ MASS_RATIO_OK = (0.5, 2.0)
 MOUNT_ANGLE_WARN_DEG = 5.0
 #: ... and this far: the result is doubtful (``rdi identify``/``rdi validate`` exit 3)
 MOUNT_ANGLE_DOUBTFUL_DEG = 10.0
+#: ... each only when the model's own direction leaves at least this much more residual than the data's: where
+#: the motion shows the mount poorly (few poses, as in a point-to-point run) the best direction wanders in a
+#: flat valley, and what the fit cannot explain is not the mount
+MOUNT_RESIDUAL_RATIO_WARN = 1.10
+MOUNT_RESIDUAL_RATIO_DOUBTFUL = 1.25
 
 
 class DataCheckError(ValueError):
@@ -106,11 +118,15 @@ class TorqueScale:
     checked: np.ndarray
     #: angle between the data's gravity direction and the model's (degrees; NaN: not seen in the data)
     gravity_angle_deg: float = float("nan")
+    #: residual with the model's gravity direction / with the data's (:func:`gravity_fit`; NaN: not seen)
+    gravity_residual_ratio: float = float("nan")
 
     @property
     def mount_differs(self) -> bool:
-        """Whether the data's gravity is more than :data:`MOUNT_ANGLE_DOUBTFUL_DEG` from the model's."""
-        return bool(self.gravity_angle_deg > MOUNT_ANGLE_DOUBTFUL_DEG)
+        """Whether the data's gravity is more than :data:`MOUNT_ANGLE_DOUBTFUL_DEG` from the model's and explains
+        at least :data:`MOUNT_RESIDUAL_RATIO_DOUBTFUL` of the residual."""
+        return bool(self.gravity_angle_deg > MOUNT_ANGLE_DOUBTFUL_DEG
+                    and self.gravity_residual_ratio >= MOUNT_RESIDUAL_RATIO_DOUBTFUL)
 
     @property
     def scale(self) -> float:
@@ -176,7 +192,14 @@ def _angles(u: np.ndarray) -> list[float]:
 
 def gravity_direction(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> np.ndarray | None:
     """The direction of gravity in the base frame that fits ``torque_nm`` best (unit 3-vector; module doc), or
-    None when the data do not show it (the fitted gravity torque is small against the nominal one: currents
+    None when the data do not show it (:func:`gravity_fit`)."""
+    return gravity_fit(robot, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)[0]
+
+
+def gravity_fit(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> tuple[np.ndarray | None, float]:
+    """(the direction of gravity in the base frame that fits ``torque_nm`` best, the weighted residual the
+    model's own direction leaves divided by the best one's: how much of what the model cannot explain the
+    mount explains). The direction is None (and the ratio NaN) when the data do not show it (the fitted gravity torque is small against the nominal one: currents
     read as torque with no scale, gravity-compensated torque, or a motion that barely changes gravity torque).
 
     The direction, not the size: a drive gain or a mass off by some percent scales the gravity torque, it does
@@ -201,7 +224,7 @@ def gravity_direction(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)
                                  for k in idx]))
     arm, payload = np.array(arm), np.array(payload)  # (3, m, n), (3, m, n, 4)
     if not np.any(np.ptp(arm, axis=1).max(axis=0) >= MIN_GRAVITY_SPREAD_OF_RATING * rating):
-        return None
+        return None, float("nan")
     model.gravity.linear = np.zeros(3)
     inertial = np.array([pin.rnea(model, data, q[k], qd[k], qdd[k]) for k in idx])
     # Per joint, its own columns (inertial torque, friction-like), weighted by 1 / its rating so the base and the
@@ -236,26 +259,28 @@ def gravity_direction(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)
     u = _unit_vector(best.x)
     scale = fit(u, True)[1][0]  # the arm's gravity torque along u, relative to the nominal's
     if not np.isfinite(scale) or abs(scale) < 0.3:
-        return None
-    return u * np.sign(scale)
+        return None, float("nan")
+    ratio = fit(robot.gravity_m_s2 / np.linalg.norm(robot.gravity_m_s2), True)[0] / max(best.fun, 1e-300)
+    return u * np.sign(scale), float(ratio)
 
 
 def mount_check(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, gravity_fix: str = "--gravity"
-                ) -> tuple[float, list[str]]:
-    """The angle (degrees; NaN when the data do not show it) between the data's gravity direction
-    (:func:`gravity_direction`) and the robot model's, and a warning when it is more than
-    :data:`MOUNT_ANGLE_WARN_DEG`, naming the vector to pass with ``gravity_fix``."""
-    found = gravity_direction(robot, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)
+                ) -> tuple[float, float, list[str]]:
+    """(the angle in degrees between the data's gravity direction (:func:`gravity_fit`) and the robot model's,
+    the residual ratio of :func:`gravity_fit`, a warning naming the vector to pass with ``gravity_fix``) — NaNs
+    when the data do not show gravity; the warning when the angle is above :data:`MOUNT_ANGLE_WARN_DEG` and the
+    ratio at least :data:`MOUNT_RESIDUAL_RATIO_WARN`."""
+    found, ratio = gravity_fit(robot, q_rad, qd_rad_s, qdd_rad_s2, torque_nm)
     if found is None:
-        return float("nan"), []
+        return float("nan"), float("nan"), []
     assumed = robot.gravity_m_s2
     norm = float(np.linalg.norm(assumed))
     angle = float(np.degrees(np.arccos(np.clip(found @ assumed / norm, -1.0, 1.0))))
-    if angle <= MOUNT_ANGLE_WARN_DEG:
-        return angle, []
+    if angle <= MOUNT_ANGLE_WARN_DEG or ratio < MOUNT_RESIDUAL_RATIO_WARN:
+        return angle, ratio, []
     vector = ",".join(f"{v:.2f}" for v in norm * found)
     assumed_text = ", ".join(f"{v:g}" for v in assumed)
-    return angle, [f"The torques fit gravity along ({vector}) m/s² in the base frame, {angle:.0f}° from the model's "
+    return angle, ratio, [f"The torques fit gravity along ({vector}) m/s² in the base frame, {angle:.0f}° from the model's "
                    f"({assumed_text}): is the arm mounted tilted, on a wall or a ceiling? Pass {gravity_fix} {vector} "
                    "(or the vector of the robot's installation, negated: UR stores the acceleration the robot feels) "
                    "and identify again; a model fitted with the wrong gravity is wrong wherever the pose differs from "
@@ -305,8 +330,8 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         (errors if peak[j] > 2 * rating[j] else warnings).append(text)
     result = gravity_scale(robot, q_rad, qd_rad_s, qdd_rad_s2, tau)
     scale = result.scale
-    angle, mount = mount_check(robot, q_rad, qd_rad_s, qdd_rad_s2, tau, gravity_fix=gravity_fix)
-    result = replace(result, gravity_angle_deg=angle)
+    angle, ratio, mount = mount_check(robot, q_rad, qd_rad_s, qdd_rad_s2, tau, gravity_fix=gravity_fix)
+    result = replace(result, gravity_angle_deg=angle, gravity_residual_ratio=ratio)
     if not np.isfinite(scale):
         warnings.append(f"The motion barely changes any joint's gravity torque: the data could not be checked "
                         f"against {robot.name}'s nominal model")

@@ -210,6 +210,8 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                "checked_joints": np.flatnonzero(scale.checked).tolist(),
                "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient],
                "gravity_angle_deg": float(scale.gravity_angle_deg) if np.isfinite(scale.gravity_angle_deg) else None,
+               "gravity_residual_ratio": (float(scale.gravity_residual_ratio)
+                                          if np.isfinite(scale.gravity_residual_ratio) else None),
                "mount_differs": scale.mount_differs}
     return warnings, summary
 
