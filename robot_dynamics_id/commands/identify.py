@@ -119,21 +119,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "p2+presliding, ... (any of load, poly, presliding after p2), or one such spec per "
                              "joint separated by commas")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
+    parser.add_argument("--compare-baseline", action="store_true",
+                        help="also fit plain least squares (rigid-body regressor + per-joint viscous, Coulomb, "
+                             "offset; unconstrained) on the training data and score it beside the model on the "
+                             "--validate recording: moving-sample RRE of both per joint; a joint where it predicts "
+                             "better is a warning")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, one line per stage otherwise)")
     add_data_arguments(parser)
 
 
-def print_ur_comparison(metrics: dict, label: str) -> None:
-    """One line: moving-sample RRE of ours and of UR's model per joint, and their ratio."""
-    ur = metrics.get("ur_model")
-    if not ur:
+def print_ur_comparison(metrics: dict, label: str, key: str = "ur_model", name: str = "UR's model",
+                        short: str = "UR") -> None:
+    """One line: moving-sample RRE of ours and of the other model (``key`` in ``metrics``: UR's model, or the
+    plain least-squares baseline) per joint, and their ratio."""
+    other = metrics.get(key)
+    if not other:
         return
     ours = ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"])
-    theirs = ", ".join(f"{v:.2f}" for v in ur["moving_rre_percent"])
-    ratio = ", ".join(f"{v:.2f}" for v in metrics["moving_rre_ratio_to_ur_model"])
-    print(f"{label}: moving-sample RRE per joint (%): ours {ours}; UR's model {theirs}; ours/UR {ratio}")
+    theirs = ", ".join(f"{v:.2f}" for v in other["moving_rre_percent"])
+    ratio = ", ".join(f"{v:.2f}" for v in metrics[f"moving_rre_ratio_to_{key}"])
+    print(f"{label}: moving-sample RRE per joint (%): ours {ours}; {name} {theirs}; ours/{short} {ratio}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
                                skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
                                moving_threshold_rad_s=args.moving_threshold,
                                friction_model=args.friction_model,
-                               gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity))
+                               gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity),
+                               compare_baseline=args.compare_baseline)
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
     print("gravity in the base frame (m/s²): " + ", ".join(f"{g:.4g}" for g in summary["gravity_m_s2"]))
@@ -165,6 +173,9 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
     for label, metrics in (summary.get("ur_model_comparison") or {}).items():
         print_ur_comparison(metrics, label)
+    for label, metrics in (summary.get("baseline_comparison") or {}).items():
+        if label != "baseline":
+            print_ur_comparison(metrics, label, "baseline", "plain least squares", "LS")
     print(f"friction per joint: {', '.join(summary['friction_terms'])}")
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")

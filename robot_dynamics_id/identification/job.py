@@ -225,11 +225,26 @@ def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
             "the arm's mount differs (see the warning for the --gravity to pass)"]
 
 
-def _ur_comparison(metrics: dict) -> dict:
-    """The moving-sample RRE of ours and of UR's model, per joint, and their ratio."""
+def _comparison(metrics: dict, key: str = "ur_model") -> dict:
+    """The moving-sample RRE of ours and of the other model (``key``: ur_model, baseline), per joint, and
+    their ratio."""
     return {"moving_rre_percent": metrics["moving_rre_percent"],
-            "ur_model": {"moving_rre_percent": metrics["ur_model"]["moving_rre_percent"]},
-            "moving_rre_ratio_to_ur_model": metrics["moving_rre_ratio_to_ur_model"]}
+            key: {"moving_rre_percent": metrics[key]["moving_rre_percent"]},
+            f"moving_rre_ratio_to_{key}": metrics[f"moving_rre_ratio_to_{key}"]}
+
+
+def _baseline_warning(metrics: dict, names) -> list[str]:
+    """A warning naming the joints where the plain least-squares baseline predicts the held-out data better."""
+    ratio = np.asarray(metrics["moving_rre_ratio_to_baseline"], float)
+    worse = np.flatnonzero(ratio > 1.0)
+    if not worse.size:
+        return []
+    listed = ", ".join(f"{names[j]} {metrics['moving_rre_percent'][j]:.2f} % vs "
+                       f"{metrics['baseline']['moving_rre_percent'][j]:.2f} %" for j in worse)
+    return [f"on the validation data the plain least-squares baseline predicts better than the model on {listed} "
+            "(moving-sample RRE): the model misses something this arm does. Try --friction-model with more terms "
+            "(see metrics.json friction_model), a longer or richer excitation, or --method wls to see whether "
+            "the physical constraints cost it"]
 
 
 def _ur_model(recording, signal: TorqueSignal, gains) -> np.ndarray:
@@ -243,18 +258,26 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                  plots: bool = True, read: ReadOptions | None = None, tool_frame: str = "tool0",
                  skip_robot_check: bool = False, compare_ur_model: bool = False,
                  moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S, friction_model: str = "auto",
-                 cancel: threading.Event | None = None, gravity_m_s2=None) -> dict:
+                 cancel: threading.Event | None = None, gravity_m_s2=None, compare_baseline: bool = False) -> dict:
     """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful').
 
     ``gravity_m_s2``: gravitational acceleration in the base frame (the mount; None: a floor mount).
+    ``compare_baseline``: also fit the plain least-squares baseline (identification/baseline.py) on the
+    training data and score it beside the model on the validation recording (which it needs); a joint where
+    the baseline predicts better is a warning.
 
     ``progress(fraction, stage)`` is told the stages as they run: read, preprocess, the identification's
     own stages, check fit, validation, write report."""
+    from .baseline import BASELINE_DESCRIPTION, fit_baseline
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
     from .validation import doubtful_fits, validate_recording
 
     _method_and_source(method, torque_source)
+    if compare_baseline and validation_path is None:
+        raise ValueError("--compare-baseline scores the plain least-squares baseline on held-out data (on the "
+                         "training data it would only show that it fits what it was fitted to): give --validate "
+                         "DATA, a second recording")
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     out = check_output_dir(out_dir, inputs=[data_path, validation_path])
     rm = _load_robot(robot, tool_frame, gravity_m_s2)
@@ -317,11 +340,15 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
         warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
+        baseline = fit_baseline(result.data, rm) if compare_baseline else None
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
                                         preprocessing=options.preprocessing,
                                         moving_threshold_rad_s=moving_threshold_rad_s,
-                                        ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None)
+                                        ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None,
+                                        baseline_parameters=baseline)
         problems += doubtful_fits(validation.metrics, names, "validation")
+        if compare_baseline:
+            warnings += _baseline_warning(validation.metrics, names)
         problems += _mount_problems(vchecks, rm, "validation data")
     _check_cancel(cancel)
     status = "doubtful" if problems else "ok"
@@ -350,8 +377,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "warnings": warnings,
     }
     if compare_ur_model:
-        summary["ur_model_comparison"] = {"training": _ur_comparison(training.metrics), **(
-            {} if validation is None else {"validation": _ur_comparison(validation.metrics)})}
+        summary["ur_model_comparison"] = {"training": _comparison(training.metrics), **(
+            {} if validation is None else {"validation": _comparison(validation.metrics)})}
+    if compare_baseline:
+        summary["baseline_comparison"] = {"baseline": BASELINE_DESCRIPTION,
+                                          "validation": _comparison(validation.metrics, "baseline")}
     _report(progress, 0.9, "write report")
     with staged_output(out, command="identify") as stage:
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,

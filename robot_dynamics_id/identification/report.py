@@ -15,7 +15,8 @@ recording, at its own timestamps (identification/validation.py): ``time_s``,
 ``status`` (scored, edge, short_segment, non_finite), ``scored`` (1 = used for
 the metrics), per joint j ``measured_nm_j`` (as recorded), ``measured_filtered_nm_j``
 (low-passed like the model's inputs: what is scored), ``predicted_nm_j``,
-``ur_model_nm_j`` (UR's model, when compared) and ``moving_j`` (1 = |q̇_j| above
+``ur_model_nm_j`` (UR's model, when compared), ``baseline_nm_j`` (the plain
+least-squares baseline, identification/baseline.py, when compared) and ``moving_j`` (1 = |q̇_j| above
 the moving threshold); NaN where no value could be computed.
 
 Progress of long runs is drawn by robot_dynamics_id/progress.py (a callback; no bar here).
@@ -117,6 +118,9 @@ def write_predictions(path: str | Path, result: ValidationResult) -> Path:
     if result.ur_model_nm is not None:
         blocks.append(result.ur_model_nm)
         prefixes.append("ur_model_nm")
+    if result.baseline_nm is not None:
+        blocks.append(result.baseline_nm)
+        prefixes.append("baseline_nm")
     for prefix in prefixes:
         header += [f"{prefix}_{j}" for j in range(n)]
     header += [f"moving_{j}" for j in range(n)]

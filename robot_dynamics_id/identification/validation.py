@@ -18,7 +18,9 @@ are computed on the ``scored`` samples, with the moving-sample RRE (|q̇_j| >
 threshold, per joint) as a first-class metric. Given UR's own model torque
 (target_current x gains, or target_moment; identification/torque_source.py), it
 is filtered like the measurement and scored the same way, against the same
-measured signal.
+measured signal. Given the plain least-squares baseline's parameters
+(identification/baseline.py), its prediction on the same preprocessed samples is
+scored beside the model's.
 
 The model predicts with its per-link parameters when every link is physically
 consistent, and otherwise with the identified *base* parameters stored in the
@@ -42,6 +44,7 @@ from ..dynamics.base_parameters import BaseParameterMap, compute_base_parameters
 from ..dynamics.regressor import rigid_body_regressor, rotor_regressor
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
+from .baseline import predict_baseline
 from .friction_columns import friction_torque_preprocessed
 from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
@@ -79,6 +82,8 @@ class ValidationResult:
     prediction: str
     #: UR's model torque, filtered like the measurement (None when not asked), Nm
     ur_model_nm: np.ndarray | None = None
+    #: the plain least-squares baseline's prediction (None when not asked), Nm
+    baseline_nm: np.ndarray | None = None
 
     @property
     def scored(self) -> np.ndarray:
@@ -163,9 +168,13 @@ def _get(data: Any, name: str):
 def validate_recording(model: DynamicModel, recording: Any, torque_nm: np.ndarray, robot: RobotModel, *,
                        cutoff_hz: float | None, preprocessing: PreprocessingOptions | None = None,
                        moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
-                       ur_model_nm: np.ndarray | None = None) -> ValidationResult:
+                       ur_model_nm: np.ndarray | None = None,
+                       baseline_parameters: np.ndarray | None = None) -> ValidationResult:
     """Score ``model`` on a recording (``time_s``, ``q_rad``, optional ``qd_rad_s``) whose measured joint
-    torque is ``torque_nm`` (N, n); see the module docstring."""
+    torque is ``torque_nm`` (N, n); see the module docstring. ``ur_model_nm``: UR's model torque of the same
+    samples; ``baseline_parameters``: :func:`~robot_dynamics_id.identification.baseline.fit_baseline`'s, from
+    the training data; each is scored beside the model, with the per-joint ratio ours / theirs of the
+    moving-sample RRE."""
     t = np.asarray(_get(recording, "time_s"), float)
     q = np.asarray(_get(recording, "q_rad"), float)
     qd_raw = _get(recording, "qd_rad_s")
@@ -201,17 +210,23 @@ def validate_recording(model: DynamicModel, recording: Any, torque_nm: np.ndarra
     metrics = torque_metrics(predicted_full[scored], measured_f[scored], names, moving=moving[scored])
     metrics.update(prediction=how, cutoff_hz=float(data.cutoff_hz), moving_threshold_rad_s=moving_threshold_rad_s,
                    sample_status={s: int(np.sum(status == s)) for s in STATUSES})
-    ur_full = None
+    def compare(key: str, theirs: np.ndarray) -> None:
+        other = torque_metrics(theirs[scored], measured_f[scored], names, moving=moving[scored])
+        metrics[key] = other
+        with np.errstate(divide="ignore", invalid="ignore"):
+            metrics[f"moving_rre_ratio_to_{key}"] = [
+                float(a / b) for a, b in zip(metrics["moving_rre_percent"], other["moving_rre_percent"])]
+
+    ur_full = baseline_full = None
     if ur_model_nm is not None:
         ur_full = full(data.extra["ur_model"])
-        ur = torque_metrics(ur_full[scored], measured_f[scored], names, moving=moving[scored])
-        metrics["ur_model"] = ur
-        with np.errstate(divide="ignore", invalid="ignore"):
-            metrics["moving_rre_ratio_to_ur_model"] = [
-                float(a / b) for a, b in zip(metrics["moving_rre_percent"], ur["moving_rre_percent"])]
+        compare("ur_model", ur_full)
+    if baseline_parameters is not None:
+        baseline_full = full(predict_baseline(baseline_parameters, data, robot))
+        compare("baseline", baseline_full)
     return ValidationResult(joint_names=tuple(names), time_s=t, measured_nm=tau, measured_filtered_nm=measured_f,
                             predicted_nm=predicted_full, status=status, moving=moving, metrics=metrics,
-                            prediction=how, ur_model_nm=ur_full)
+                            prediction=how, ur_model_nm=ur_full, baseline_nm=baseline_full)
 
 
 def doubtful_fits(metrics: dict, joint_names, what: str) -> list[str]:

@@ -77,6 +77,9 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("moving_threshold_rad_s", "double", MOVING_THRESHOLD_RAD_S,
                   "a joint moves above this speed (moving-sample RRE)", "rad/s"),
     ParameterSpec("validation_data_path", "string", "", "optional second recording to score the model on"),
+    ParameterSpec("compare_baseline", "bool", False,
+                  "also fit plain least squares (rigid body + viscous, Coulomb, offset) on data_path and score it "
+                  "beside the model on validation_data_path (needed): moving-sample RRE"),
     ParameterSpec("payload_model_file", "string", "",
                   "arm model (model.yaml, identified without the payload): identify the payload mounted during "
                   "data_path instead of the arm, writing out_dir/payload.yaml (empty: identify the arm)"),
@@ -129,7 +132,15 @@ def job_arguments(p: dict) -> dict:
         moving_threshold_rad_s=check_positive("moving_threshold_rad_s", p["moving_threshold_rad_s"], allow_zero=True),
         validation_path=p["validation_data_path"] or None,
         gravity_m_s2=_gravity(p["gravity_m_s2"]),
+        compare_baseline=_compare_baseline(p),
     )
+
+
+def _compare_baseline(p: dict) -> bool:
+    if p["compare_baseline"] and not p["validation_data_path"]:
+        raise ParameterError("parameter 'compare_baseline' scores the baseline on held-out data: set "
+                             "'validation_data_path' to a second recording")
+    return bool(p["compare_baseline"])
 
 
 class IdentifierNode(Node):

@@ -102,6 +102,38 @@ def test_identify_can_validate_and_compare_with_urs_model_in_one_run(data, tmp_p
     assert _metrics(tmp_path / "m")["validation"]["ur_model"]["moving_rre_percent"]
 
 
+def test_identify_scores_plain_least_squares_beside_the_model_on_the_validation_recording(data, tmp_path, capsys):
+    assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--validate",
+                     data["check_csv"], "--compare-baseline") == 0
+    captured = capsys.readouterr()
+    assert "validation: moving-sample RRE per joint (%): ours" in captured.out and "ours/LS" in captured.out
+    summary = json.loads((tmp_path / "m/summary.json").read_text())
+    comparison = summary["baseline_comparison"]["validation"]
+    ours = np.array(comparison["moving_rre_percent"])
+    theirs = np.array(comparison["baseline"]["moving_rre_percent"])
+    np.testing.assert_allclose(comparison["moving_rre_ratio_to_baseline"], ours / theirs, rtol=1e-12)
+    np.testing.assert_allclose(ours, summary["validation_moving_rre_percent"], rtol=1e-12)
+    # the arm has rotor inertia and Stribeck friction, which plain least squares does not model
+    assert np.all(ours < theirs), (ours, theirs)
+    assert "plain least-squares baseline predicts better" not in captured.err
+    header = (tmp_path / "m/validation_predictions.csv").read_text().splitlines()[0].split(",")
+    assert {"baseline_nm_0", "baseline_nm_5", "predicted_nm_0"} <= set(header)
+    # held-out data are what it is scored on: without --validate it is refused before any work
+    assert _identify(data["train_csv"], tmp_path / "none", "--drive-gains", _gains(UR3_GAINS),
+                     "--compare-baseline") == 1
+    assert "give --validate DATA" in capsys.readouterr().err and not (tmp_path / "none").exists()
+
+
+def test_a_joint_where_plain_least_squares_predicts_better_is_a_warning_naming_it():
+    from robot_dynamics_id.identification.job import _baseline_warning
+
+    metrics = {"moving_rre_percent": [2.0, 5.0], "baseline": {"moving_rre_percent": [4.0, 4.0]},
+               "moving_rre_ratio_to_baseline": [0.5, 1.25]}
+    (warning,) = _baseline_warning(metrics, ["shoulder_pan_joint", "shoulder_lift_joint"])
+    assert "shoulder_lift_joint 5.00 % vs 4.00 %" in warning and "shoulder_pan" not in warning
+    assert _baseline_warning({**metrics, "moving_rre_ratio_to_baseline": [0.5, 0.9]}, ["a", "b"]) == []
+
+
 def test_with_gains_auto_uses_currents_and_validate_reuses_the_models_gains(data, tmp_path):
     assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0
     model = yaml.safe_load((tmp_path / "m/model.yaml").read_text())

@@ -79,9 +79,10 @@ def test_node_parameters_reach_every_job_option():
     params.update(data_path="run.csv", joint_states_topic="/arm/joint_states", motor_currents_topic="/arm/currents",
                   joint_states_effort="current", nan_policy="drop", tool_frame="flange", skip_robot_check=True,
                   compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None,
-                  gravity_m_s2=[0.0, 9.81, 0.0])
+                  gravity_m_s2=[0.0, 9.81, 0.0], compare_baseline=True, validation_data_path="other.csv")
     job = job_arguments(params)
     assert job["gravity_m_s2"] == [0.0, 9.81, 0.0]
+    assert job["compare_baseline"] and job["validation_path"] == "other.csv"
     assert job["read"].topics == {"joint_states": "/arm/joint_states", "motor_currents": "/arm/currents"}
     assert job["read"].joint_states_effort == "current" and job["read"].nan_policy == "drop"
     assert job["tool_frame"] == "flange" and job["skip_robot_check"] and job["compare_ur_model"]
@@ -89,6 +90,7 @@ def test_node_parameters_reach_every_job_option():
     for name, value, message in (("joint_states_effort", "amps", "joint_states_effort"),
                                  ("motor_currents_topic", "currents", "starts with '/'"),
                                  ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path"),
-                                 ("gravity_m_s2", [0.0, 0.0], "gravity_m_s2.*three numbers")):
+                                 ("gravity_m_s2", [0.0, 0.0], "gravity_m_s2.*three numbers"),
+                                 ("validation_data_path", "", "compare_baseline.*validation_data_path")):
         with pytest.raises(ParameterError, match=message):
             job_arguments({**params, name: value})
