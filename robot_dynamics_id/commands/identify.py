@@ -122,8 +122,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also fit plain least squares (rigid-body regressor + per-joint viscous, Coulomb, "
                              "offset; unconstrained) on the training data and score it beside the model on the "
-                             "--validate recording: moving-sample RRE of both per joint; a joint where it predicts "
-                             "better is a warning")
+                             "--validate recording, both low-passed at 10 Hz: moving-sample RRE of both per joint; "
+                             "a joint where it predicts better is a warning")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, one line per stage otherwise)")
@@ -173,9 +173,10 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
     for label, metrics in (summary.get("ur_model_comparison") or {}).items():
         print_ur_comparison(metrics, label)
-    for label, metrics in (summary.get("baseline_comparison") or {}).items():
-        if label != "baseline":
-            print_ur_comparison(metrics, label, "baseline", "plain least squares", "LS")
+    baseline = summary.get("baseline_comparison")
+    if baseline:
+        print_ur_comparison(baseline["validation"], f"validation at {baseline['cutoff_hz']:g} Hz", "baseline",
+                            "plain least squares", "LS")
     print(f"friction per joint: {', '.join(summary['friction_terms'])}")
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")

@@ -10,10 +10,14 @@ fitted on every preprocessed training sample (standstill included), unweighted, 
 constraint: the parameters need not be physical, the minimum-norm solution is taken where the
 regressor is rank deficient (only the base-parameter combinations matter to a prediction).
 
-It is computed on the same preprocessed signals as the identified model (same filter, cut-off and
-differentiation), so a comparison of the two on held-out data scores the models, not their
-preprocessing. ``rdi identify --compare-baseline`` fits it on the training recording and scores it
-beside the model on the ``--validate`` recording.
+It is computed by the package's own preprocessing (identification/preprocessing.py: zero-phase
+low-pass, differentiation) and scored beside the model on the same samples against the same
+measured torque, so the comparison scores the models, not their preprocessing. ``rdi identify
+--validate DATA --compare-baseline`` follows issue 15's protocol: the baseline is fitted on the
+training recording low-passed at :data:`COMPARISON_CUTOFF_HZ`, and both are scored on the validation
+recording low-passed at that cut-off (the model keeps its own; only the scoring filter changes).
+A lower cut-off would score both against a smoother torque, which flatters the model (its friction
+is filtered like the measurement; the baseline's sign(q̇) step is not).
 """
 
 from __future__ import annotations
@@ -25,12 +29,24 @@ from ..dynamics.regressor import rigid_body_regressor
 from ..robots.model import RobotModel
 from .preprocessing import PreprocessedData
 
-__all__ = ["BASELINE_DESCRIPTION", "fit_baseline", "predict_baseline"]
+__all__ = ["BASELINE_DESCRIPTION", "COMPARISON_CUTOFF_HZ", "comparison_cutoff_hz", "fit_baseline",
+           "predict_baseline"]
 
 BASELINE_DESCRIPTION = ("ordinary least squares: rigid-body regressor + per-joint viscous, Coulomb, offset; "
                         "unconstrained, every training sample")
 #: samples per chunk of the regressor (bounded memory on long recordings)
 CHUNK_SAMPLES = 5000
+#: low-pass cut-off of the comparison, Hz: issue 15's scoring (current x gain, 10 Hz zero-phase low-pass)
+COMPARISON_CUTOFF_HZ = 10.0
+#: the comparison's cut-off stays below this fraction of the sample rate (a 4th-order Butterworth filter
+#: needs the cut-off well inside the Nyquist band)
+MAX_CUTOFF_FRACTION_OF_RATE = 0.4
+
+
+def comparison_cutoff_hz(sample_rate_hz: float, model_cutoff_hz: float) -> float:
+    """:data:`COMPARISON_CUTOFF_HZ`, or less on a slow recording (at most 0.4 x its rate), never below the
+    model's own cut-off."""
+    return float(max(model_cutoff_hz, min(COMPARISON_CUTOFF_HZ, MAX_CUTOFF_FRACTION_OF_RATE * sample_rate_hz)))
 
 
 def _columns(robot: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:

@@ -252,6 +252,24 @@ def _ur_model(recording, signal: TorqueSignal, gains) -> np.ndarray:
                            else gains)[0]
 
 
+def baseline_comparison(result, recording, options, validation_recording, validation_torque_nm: np.ndarray,
+                        robot: RobotModel, *, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S):
+    """The model and the plain least-squares baseline scored on a validation recording (a ValidationResult
+    whose metrics hold both), by issue 15's protocol: the baseline fitted on the training ``recording`` low-passed
+    at :func:`~robot_dynamics_id.identification.baseline.comparison_cutoff_hz`, both scored on the validation
+    recording at that cut-off against the same measured torque. ``result``/``options``: the identification's."""
+    from .baseline import comparison_cutoff_hz, fit_baseline
+    from .pipeline import prepare
+    from .validation import validate_recording
+
+    cutoff = comparison_cutoff_hz(result.data.sample_rate_hz * result.data.decimation, result.data.cutoff_hz)
+    baseline = fit_baseline(prepare(recording, robot, replace(options, preprocessing=replace(
+        options.preprocessing, cutoff_hz=cutoff))), robot)
+    return validate_recording(result.model, validation_recording, validation_torque_nm, robot, cutoff_hz=cutoff,
+                              preprocessing=options.preprocessing, moving_threshold_rad_s=moving_threshold_rad_s,
+                              baseline_parameters=baseline)
+
+
 def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torque_source: str = "auto",
                  drive_gains_nm_per_a=None, method: str = "consistent", ur_driver_topics: bool = False,
                  validation_path: str | Path | None = None, progress: ProgressCallback | None = None,
@@ -263,12 +281,13 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
 
     ``gravity_m_s2``: gravitational acceleration in the base frame (the mount; None: a floor mount).
     ``compare_baseline``: also fit the plain least-squares baseline (identification/baseline.py) on the
-    training data and score it beside the model on the validation recording (which it needs); a joint where
-    the baseline predicts better is a warning.
+    training data and score it beside the model on the validation recording (which it needs), both low-passed
+    at :func:`~robot_dynamics_id.identification.baseline.comparison_cutoff_hz`; a joint where the baseline
+    predicts better is a warning.
 
     ``progress(fraction, stage)`` is told the stages as they run: read, preprocess, the identification's
     own stages, check fit, validation, write report."""
-    from .baseline import BASELINE_DESCRIPTION, fit_baseline
+    from .baseline import BASELINE_DESCRIPTION
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
     from .validation import doubtful_fits, validate_recording
@@ -340,15 +359,15 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
         warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
-        baseline = fit_baseline(result.data, rm) if compare_baseline else None
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
                                         preprocessing=options.preprocessing,
                                         moving_threshold_rad_s=moving_threshold_rad_s,
-                                        ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None,
-                                        baseline_parameters=baseline)
+                                        ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None)
         problems += doubtful_fits(validation.metrics, names, "validation")
         if compare_baseline:
-            warnings += _baseline_warning(validation.metrics, names)
+            compared = baseline_comparison(result, recording, options, vrec, vsignal.torque_nm, rm,
+                                           moving_threshold_rad_s=moving_threshold_rad_s)
+            warnings += _baseline_warning(compared.metrics, names)
         problems += _mount_problems(vchecks, rm, "validation data")
     _check_cancel(cancel)
     status = "doubtful" if problems else "ok"
@@ -380,8 +399,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         summary["ur_model_comparison"] = {"training": _comparison(training.metrics), **(
             {} if validation is None else {"validation": _comparison(validation.metrics)})}
     if compare_baseline:
-        summary["baseline_comparison"] = {"baseline": BASELINE_DESCRIPTION,
-                                          "validation": _comparison(validation.metrics, "baseline")}
+        summary["baseline_comparison"] = {"baseline": BASELINE_DESCRIPTION, "cutoff_hz": compared.metrics["cutoff_hz"],
+                                          "validation": _comparison(compared.metrics, "baseline")}
     _report(progress, 0.9, "write report")
     with staged_output(out, command="identify") as stage:
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
@@ -390,6 +409,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         write_predictions(stage / "predictions.csv", training)
         if validation is not None:
             write_predictions(stage / "validation_predictions.csv", validation)
+        if compare_baseline:
+            write_predictions(stage / "baseline_comparison.csv", compared)
         write_metrics(stage / "summary.json", summary)
         _check_cancel(cancel)
     _report(progress, 1.0, "write report")

@@ -106,18 +106,19 @@ def test_identify_scores_plain_least_squares_beside_the_model_on_the_validation_
     assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--validate",
                      data["check_csv"], "--compare-baseline") == 0
     captured = capsys.readouterr()
-    assert "validation: moving-sample RRE per joint (%): ours" in captured.out and "ours/LS" in captured.out
+    assert "validation at 10 Hz: moving-sample RRE per joint (%): ours" in captured.out and "ours/LS" in captured.out
     summary = json.loads((tmp_path / "m/summary.json").read_text())
     comparison = summary["baseline_comparison"]["validation"]
     ours = np.array(comparison["moving_rre_percent"])
     theirs = np.array(comparison["baseline"]["moving_rre_percent"])
     np.testing.assert_allclose(comparison["moving_rre_ratio_to_baseline"], ours / theirs, rtol=1e-12)
-    np.testing.assert_allclose(ours, summary["validation_moving_rre_percent"], rtol=1e-12)
+    assert summary["baseline_comparison"]["cutoff_hz"] == 10.0  # issue 15's scoring filter (100 Hz data)
     # the arm has rotor inertia and Stribeck friction, which plain least squares does not model
     assert np.all(ours < theirs), (ours, theirs)
     assert "plain least-squares baseline predicts better" not in captured.err
-    header = (tmp_path / "m/validation_predictions.csv").read_text().splitlines()[0].split(",")
-    assert {"baseline_nm_0", "baseline_nm_5", "predicted_nm_0"} <= set(header)
+    lines = (tmp_path / "m/baseline_comparison.csv").read_text().splitlines()
+    assert {"baseline_nm_0", "baseline_nm_5", "predicted_nm_0"} <= set(lines[0].split(","))
+    assert len(lines) == 1001  # every sample of the 10 s validation recording
     # held-out data are what it is scored on: without --validate it is refused before any work
     assert _identify(data["train_csv"], tmp_path / "none", "--drive-gains", _gains(UR3_GAINS),
                      "--compare-baseline") == 1
