@@ -68,8 +68,11 @@ def test_recovers_mass_com_and_inertia_with_the_true_arm_model(wrist_motion):
     tau = _torques_with_payload(truth, q, qd, qdd, PAYLOAD_KG, PAYLOAD_COM, PAYLOAD_INERTIA)
     noisy = tau + np.random.default_rng(5).normal(size=tau.shape) * 0.02
     exact = identify_payload({"time_s": trajectory.time_s, "q_rad": q, "qd_rad_s": qd, "effort_nm": tau}, truth, robot)
+    # Noise-free torques, but q̈ comes from filtering and differentiating q̇ (the identifier's preprocessing): that
+    # leaves ~1e-6 on the inertia entries, depending on the planned trajectory (whose optimiser's path differs
+    # between machines). A wrong frame change or regressor column is off by ~1e-3 or more.
     np.testing.assert_allclose(exact.parameters, payload_parameters(PAYLOAD_KG, PAYLOAD_COM, PAYLOAD_INERTIA),
-                               atol=1e-6)
+                               atol=1e-5)
     recording = {"time_s": trajectory.time_s, "q_rad": q, "qd_rad_s": qd, "effort_nm": noisy}
     est = identify_payload(recording, truth, robot)
     assert est.mass_kg == pytest.approx(PAYLOAD_KG, rel=2e-3)
@@ -85,7 +88,9 @@ def test_recovers_mass_com_and_inertia_with_the_true_arm_model(wrist_motion):
     assert not is_doubtful(est)
     assert "setPayload(1.30" in est.ur_rtde_snippet()
     assert "center_of_gravity: {x: 0.02" in est.ur_driver_snippet()
-    assert "ixx: 3.000e-03, iyy: 2.500e-03" in exact.ur_driver_snippet(with_inertia=True)
+    inertia = exact.inertia_about_com_kgm2
+    assert f"ixx: {inertia[0, 0]:.3e}, iyy: {inertia[1, 1]:.3e}" in exact.ur_driver_snippet(with_inertia=True)
+    np.testing.assert_allclose(inertia, PAYLOAD_INERTIA, atol=1e-5)
 
 
 def test_a_wrong_arm_model_shows_as_a_wrong_payload(wrist_motion):
