@@ -24,7 +24,16 @@ actual_current_as_torque_0..5  current_as_torque_nm   Nm (gravity-compensated: n
 actual_TCP_force_0..5          tcp_wrench             N, Nm (base frame)
 =============================  =====================  ======
 
-Other columns are ignored. RTDE joint order is base, shoulder, elbow, wrist 1-3.
+Other columns are ignored, except the robot's state when recorded: rows where ``robot_mode`` is not
+7 (RUNNING) or ``safety_mode`` is neither 1 (NORMAL) nor 2 (REDUCED) — a protective stop, an
+emergency stop, a fault — are dropped with a warning: the arm is held by its brakes or a stop ramp
+there, and its currents are not the dynamics of the motion (the gap they leave splits the recording
+into segments; identification/preprocessing.py). RTDE joint order is base, shoulder, elbow, wrist 1-3.
+
+What spreadsheets and hand-written recorders do to a file is read too, each with a warning: a UTF-8
+byte-order mark and quoted header names (a spreadsheet's re-save), ``;`` separators with decimal
+commas, empty cells (missing values: NaN, under ``nan_policy``), a last line cut after a separator,
+timestamps in milliseconds (a median step of 1-20 "s" cannot be an RTDE recording: divided by 1000).
 """
 
 from __future__ import annotations
@@ -52,6 +61,13 @@ RTDE_FIELDS: dict[str, str] = {
     "actual_TCP_force": "tcp_wrench",
 }
 _REQUIRED = ("timestamp", "actual_q", "actual_qd")
+#: robot_mode RUNNING (UR's RTDE guide: -1 no controller ... 7 running, 8 updating firmware)
+ROBOT_MODE_RUNNING = 7
+#: safety_mode NORMAL and REDUCED; 3 protective stop, 4 recovery, 5 safeguard stop, 6/7 emergency stops, 8
+#: violation, 9 fault, ...: the arm does not follow the program there
+SAFETY_MODES_MOVING = (1, 2)
+#: a median timestamp step in this range (s) is read as milliseconds (RTDE: 2-8 ms; 1-20 s is no recording)
+MILLISECOND_STEPS = (1.0, 20.0)
 
 
 class UrCsvError(ValueError):
@@ -90,16 +106,23 @@ def read_ur_csv(
     raw = path.read_bytes()
     if b"\x00" in raw[:4096]:
         raise UrCsvError(f"{path} is binary (record.py --binary?); record it as text (without --binary)")
-    lines = [ln for ln in raw.decode("utf-8", errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
+    # utf-8-sig: a byte-order mark (a spreadsheet's re-save) is not part of the first column's name
+    lines = [ln for ln in raw.decode("utf-8-sig", errors="replace").splitlines()
+             if ln.strip() and not ln.startswith("#")]
     if not lines:
         raise UrCsvError(f"{path} is empty: no header line")
     header_line = lines[0].strip()
     delimiter = next((d for d in (",", ";", "\t") if d in header_line), None)
-    header = [h.strip() for h in _split(header_line, delimiter)]
+    header = [h.strip().strip('"').strip("'").strip() for h in _split(header_line, delimiter)]
     if delimiter and header and header[-1] == "":
         header = header[:-1]  # a trailing delimiter
     column = {name: k for k, name in enumerate(header)}
     warnings: list[str] = []
+    if delimiter == ";" and len(lines) > 1 and re.search(r"\d,\d", lines[1]):
+        # a spreadsheet in a locale with decimal commas: ';' separates, ',' is the decimal point
+        lines = [lines[0]] + [ln.replace(",", ".") for ln in lines[1:]]
+        warnings.append("';'-separated with decimal commas (a spreadsheet's export): read with ',' as the decimal "
+                        "point")
 
     def columns_of(prefix: str) -> list[int] | None:
         width = 6
@@ -135,22 +158,36 @@ def read_ur_csv(
     body = lines[1:]
     if not body:
         raise UrCsvError(f"{path} has a header but no data rows")
-    if len(_split(body[-1].strip(), delimiter)) < width:
-        # The recorder was stopped mid-line.
+    last = [f for f in _split(body[-1].strip(), delimiter) if f.strip()]
+    if len(last) < width:
+        # The recorder was stopped mid-line (possibly right after a separator).
         warnings.append(f"last line ({len(body) + 1}) is incomplete (recording cut off); ignored")
         body = body[:-1]
-    used = sorted({c for cols in selected.values() for c in cols})
-    try:
-        data = np.loadtxt(io.StringIO("\n".join(body)), delimiter=delimiter, usecols=used, ndmin=2, dtype=float)
-    except ValueError as exc:
-        match = re.search(r"row (\d+)|line (\d+)", str(exc))
-        where = f" near data row {match.group(1) or match.group(2)}" if match else ""
-        raise UrCsvError(f"{path}: a row cannot be read as numbers{where} ({exc}); check the file for "
-                         "truncated or merged lines") from exc
+        if not body:
+            raise UrCsvError(f"{path} has a header but no complete data rows")
+    state = {name: column[name] for name in ("robot_mode", "safety_mode") if name in column}
+    used = sorted({c for cols in selected.values() for c in cols} | set(state.values()))
+    data = _numbers(path, body, delimiter, used, warnings)
     if data.shape[0] == 0:
         raise UrCsvError(f"{path} has a header but no complete data rows")
     pos = {c: k for k, c in enumerate(used)}
     arrays = {prefix: data[:, [pos[c] for c in cols]] for prefix, cols in selected.items()}
+    modes = {name: data[:, pos[c]] for name, c in state.items()}
+    data = data[:, [pos[c] for cols in selected.values() for c in cols]]
+
+    stopped = _not_running(modes)
+    if stopped.any():
+        t_all = arrays["timestamp"][:, 0]
+        rows = np.flatnonzero(stopped)
+        warnings.append(f"{rows.size} row(s) where the robot was not running normally (robot_mode != "
+                        f"{ROBOT_MODE_RUNNING} RUNNING or safety_mode not NORMAL/REDUCED: a protective or emergency "
+                        f"stop, a fault), t = {t_all[rows[0]]:.3f} ... {t_all[rows[-1]]:.3f} s; dropped (the gap "
+                        "splits the recording)")
+        arrays = {k: v[~stopped] for k, v in arrays.items()}
+        data = data[~stopped]
+        if not data.shape[0]:
+            raise UrCsvError(f"{path}: the robot was not running normally in any row (robot_mode/safety_mode); "
+                             "record while the program runs, without a protective stop")
 
     bad = ~np.all(np.isfinite(data), axis=1)
     if bad.any():
@@ -162,6 +199,12 @@ def read_ur_csv(
         warnings.append(text + "; dropped")
         arrays = {k: v[~bad] for k, v in arrays.items()}
     t = arrays.pop("timestamp")[:, 0]
+    if t.size > 1:
+        step = float(np.median(np.abs(np.diff(t))))
+        if MILLISECOND_STEPS[0] <= step <= MILLISECOND_STEPS[1]:
+            t = t / 1000.0
+            warnings.append(f"timestamps step by {step:g} (median): read as milliseconds (RTDE records every 2-8 ms); "
+                            "the file's timestamp column should be in seconds")
     order = np.argsort(t, kind="stable")
     keep = np.ones(t.size, dtype=bool)
     keep[1:] = np.diff(t[order]) > 0
@@ -180,6 +223,44 @@ def read_ur_csv(
         warnings=tuple(warnings),
         **fields,
     )
+
+
+def _numbers(path: Path, body: list[str], delimiter: str | None, used: list[int], warnings: list[str]) -> np.ndarray:
+    """The ``used`` columns of the data lines as floats; empty cells are missing values (NaN, with a warning)."""
+    def load(lines: list[str]) -> np.ndarray:
+        return np.loadtxt(io.StringIO("\n".join(lines)), delimiter=delimiter, usecols=used, ndmin=2, dtype=float)
+    try:
+        return load(body)
+    except ValueError as first:
+        error = first
+        if delimiter:
+            d = re.escape(delimiter)
+            empty = re.compile(rf"(^|{d})[ \t]*(?={d}|$)")
+            filled = [empty.sub(r"\1nan", line.rstrip()) for line in body]
+            if filled != body:
+                try:
+                    data = load(filled)
+                except ValueError as second:
+                    error = second
+                else:
+                    warnings.append("empty cells read as missing values (NaN)")
+                    return data
+    match = re.search(r"row (\d+)|line (\d+)", str(error))
+    # numpy counts the data rows from 0 in this message; the NaN messages and editors count from 1
+    where = f" near data row {int(match.group(1)) + 1 if match.group(1) else match.group(2)}" if match else ""
+    raise UrCsvError(f"{path}: a row cannot be read as numbers{where} ({error}); check the file for "
+                     "truncated or merged lines") from error
+
+
+def _not_running(modes: dict[str, np.ndarray]) -> np.ndarray:
+    """Rows where the recorded robot/safety mode says the arm is not running its program normally."""
+    stopped = None
+    if "robot_mode" in modes:
+        stopped = np.isfinite(modes["robot_mode"]) & (modes["robot_mode"] != ROBOT_MODE_RUNNING)
+    if "safety_mode" in modes:
+        unsafe = np.isfinite(modes["safety_mode"]) & ~np.isin(modes["safety_mode"], SAFETY_MODES_MOVING)
+        stopped = unsafe if stopped is None else stopped | unsafe
+    return np.zeros(0, bool) if stopped is None else stopped
 
 
 def write_ur_csv(path: str | Path, recording: Recording, *, delimiter: str = ",", decimals: int = 6) -> Path:

@@ -138,3 +138,76 @@ def test_actual_current_as_torque_is_read_as_gravity_compensated_not_as_joint_to
     assert out.effort_nm is None  # UR documents it as gravity-compensated: never a joint torque
     np.testing.assert_allclose(out.current_as_torque_nm, compensated, atol=5e-7)
     assert out.source.topics["current_as_torque_nm"] == "actual_current_as_torque"
+
+
+def _with_modes(tmp_path: Path, robot_mode: list[int], safety_mode: list[int]) -> Path:
+    rec = _recording(len(robot_mode))
+    path = write_ur_csv(tmp_path / "modes.csv", rec)
+    lines = path.read_text().splitlines()
+    lines[0] += ",robot_mode,safety_mode"
+    for k, (r, s) in enumerate(zip(robot_mode, safety_mode)):
+        lines[k + 1] += f",{r},{s}"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_rows_of_a_protective_stop_or_a_stopped_robot_are_dropped_with_a_warning(tmp_path: Path) -> None:
+    n = 40
+    robot_mode = [7] * n
+    safety_mode = [1] * 10 + [3] * 8 + [1] * 12 + [2] * 5 + [1] * 5  # a protective stop; reduced mode is motion
+    robot_mode[30] = 5  # IDLE
+    out = read_ur_csv(_with_modes(tmp_path, robot_mode, safety_mode))
+    kept = [k for k in range(n) if safety_mode[k] in (1, 2) and robot_mode[k] == 7]
+    np.testing.assert_allclose(out.time_s, _recording(n).time_s[kept], atol=5e-7)
+    (warning,) = [w for w in out.warnings if "not running normally" in w]
+    assert warning.startswith("9 row(s)") and "protective" in warning
+    with pytest.raises(UrCsvError, match="not running normally in any row"):
+        read_ur_csv(_with_modes(tmp_path, [7] * 5, [3] * 5))
+
+
+def test_what_spreadsheets_and_hand_written_recorders_do_is_read_with_warnings(tmp_path: Path) -> None:
+    rec = _recording(30)
+    path = write_ur_csv(tmp_path / "r.csv", rec)
+    text = path.read_text()
+    lines = text.splitlines()
+    # a byte-order mark and quoted header names (a spreadsheet's re-save)
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_bytes(b"\xef\xbb\xbf" + "\n".join([",".join(f'"{h}"' for h in lines[0].split(","))] + lines[1:])
+                       .encode())
+    np.testing.assert_allclose(read_ur_csv(quoted).q_rad, rec.q_rad, atol=5e-7)
+    # ';' separators with decimal commas
+    european = tmp_path / "eu.csv"
+    european.write_text("\n".join(line.replace(",", ";").replace(".", ",") for line in lines) + "\n")
+    out = read_ur_csv(european)
+    np.testing.assert_allclose(out.current_a, rec.current_a, atol=5e-7)
+    assert any("decimal commas" in w for w in out.warnings)
+    # an empty cell is a missing value: refused or dropped under the NaN policy, the row counted from 1
+    empty = tmp_path / "empty_cell.csv"
+    cells = lines[7].split(",")
+    cells[3] = ""
+    empty.write_text("\n".join(lines[:7] + [",".join(cells)] + lines[8:]) + "\n")
+    with pytest.raises(UrCsvError, match=r"1 of 30 rows hold NaN/inf \(first data rows: 7\)"):
+        read_ur_csv(empty)
+    out = read_ur_csv(empty, nan_policy="drop")
+    assert out.n_samples == 29 and any("empty cells" in w for w in out.warnings)
+    # a recording killed right after a separator
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text + lines[-1].split(",", 1)[0] + ",")
+    out = read_ur_csv(cut)
+    assert out.n_samples == 30 and any("incomplete" in w for w in out.warnings)
+    # a garbled cell names its data row counted from 1, as the NaN message does
+    garbled = tmp_path / "garbled.csv"
+    cells = lines[7].split(",")
+    cells[3] = "1.2.3"
+    garbled.write_text("\n".join(lines[:7] + [",".join(cells)] + lines[8:]) + "\n")
+    with pytest.raises(UrCsvError, match="near data row 7 "):
+        read_ur_csv(garbled)
+
+
+def test_timestamps_in_milliseconds_are_read_as_such_with_a_warning(tmp_path: Path) -> None:
+    rec = _recording(20)
+    ms = Recording(joint_names=rec.joint_names, time_s=rec.time_s * 1000.0, q_rad=rec.q_rad, qd_rad_s=rec.qd_rad_s)
+    out = read_ur_csv(write_ur_csv(tmp_path / "ms.csv", ms))
+    np.testing.assert_allclose(out.time_s, rec.time_s, atol=1e-6)
+    assert any("milliseconds" in w for w in out.warnings)
+    assert not read_ur_csv(write_ur_csv(tmp_path / "s.csv", rec)).warnings
