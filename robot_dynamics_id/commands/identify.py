@@ -9,8 +9,8 @@ COMMAND = "identify"
 HELP = "identify the dynamics from a rosbag2 bag or a ur_rtde CSV; writes DIR/model.yaml and a report"
 
 EXIT_CODES = ("exit codes: 0 result written and plausible; 1 refused (nothing written; the message names the fix); "
-              "3 result written but doubtful (a fit far below zero, or the data's gravity far from the model's: see "
-              "metrics.json 'problems'); 130 interrupted "
+              "3 result written but doubtful (a fit far below zero, the data's gravity far from the model's, or "
+              "torques that fit another UR's nominal model: see metrics.json 'problems'); 130 interrupted "
               "(Ctrl-C) or 143 terminated (SIGTERM), nothing written")
 
 
@@ -165,12 +165,16 @@ def run(args: argparse.Namespace) -> int:
     gains = summary["drive_gains_nm_per_a"]
     print("drive gains in model.yaml: " + (", ".join(f"{g:.4g}" for g in gains) + " Nm/A" if gains is not None else
                                            "none (not given; a controller estimating force from currents needs them)"))
+    print(f"scored against the torque low-passed at {summary['cutoff_hz']:.3g} Hz (fit: 100 % predicts it exactly, "
+          "0 % no better than its mean; RRE: error / torque)")
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["fit_percent"]))
     print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in summary["moving_rre_percent"]))
+    print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in summary["rms_nm"]))
     if summary["validation_fit_percent"] is not None:
         print("validation fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["validation_fit_percent"]))
         print("validation moving-sample RRE per joint (%): "
               + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
+        print("validation RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in summary["validation_rms_nm"]))
     for label, metrics in (summary.get("ur_model_comparison") or {}).items():
         print_ur_comparison(metrics, label)
     baseline = summary.get("baseline_comparison")

@@ -79,6 +79,8 @@ SCALE_OK = (0.6, 1.7)
 #: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
 #: not refused; the neighbouring UR sizes differ by 2x or more.
 SCALE_PLAUSIBLE = (0.4, 2.5)
+#: one checked joint's a_g this many times above (or below) the median of the others': warning naming its gain
+JOINT_SCALE_SPREAD = 1.5
 #: a_g below this on every checked joint while the inertial torque is seen: gravity-compensated torque
 GRAVITY_COMPENSATED_SCALE = 0.15
 #: a joint carries the scale check when its nominal gravity torque spans at least this fraction of its rating
@@ -120,6 +122,9 @@ class TorqueScale:
     gravity_angle_deg: float = float("nan")
     #: residual with the model's gravity direction / with the data's (:func:`gravity_fit`; NaN: not seen)
     gravity_residual_ratio: float = float("nan")
+    #: another built-in UR whose nominal model the torques fit (within :data:`SCALE_OK`, nearer 1) when this
+    #: robot's does not; None otherwise, or when the check was overridden (--skip-robot-check)
+    fits_other_robot: str | None = None
 
     @property
     def mount_differs(self) -> bool:
@@ -336,7 +341,11 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         warnings.append(f"The motion barely changes any joint's gravity torque: the data could not be checked "
                         f"against {robot.name}'s nominal model")
     elif not _fits(scale):
-        causes = _causes(result, q_rad, qd_rad_s, qdd_rad_s2, tau, source, drive_gains_nm_per_a, robot, robot_fix)
+        others = {name: s for name, s in likely_robots(q_rad, qd_rad_s, qdd_rad_s2, tau).items() if name != robot.name}
+        nearer = [name for name, s in others.items() if _fits(s) and abs(np.log(s)) < abs(np.log(scale))]
+        if nearer and not skip_robot_check:
+            result = replace(result, fits_other_robot=nearer[0])
+        causes = _causes(result, others, tau, source, drive_gains_nm_per_a, robot, robot_fix)
         if mount:
             causes = f"{mount[0]}. {causes}".rstrip()
         checked = ", ".join(str(j) for j in np.flatnonzero(result.checked))
@@ -345,6 +354,8 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         mount = []  # said in this message
         implausible = not SCALE_PLAUSIBLE[0] <= scale <= SCALE_PLAUSIBLE[1]
         (errors if implausible else warnings).append(text)
+    else:
+        warnings += _joint_scale_warnings(result, source, drive_gains_nm_per_a, robot)
     warnings += mount
     if errors and skip_robot_check:
         warnings = [f"{e} (not refused: --skip-robot-check)" for e in errors] + warnings
@@ -355,8 +366,40 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
     return warnings, result
 
 
-def _causes(result: TorqueScale, q, qd, qdd, tau, source: str, gains, robot: RobotModel, robot_fix: str) -> str:
-    """The likely explanations of a scale far from 1, most specific first."""
+def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotModel) -> list[str]:
+    """Checked joints whose torque scales disagree by more than :data:`JOINT_SCALE_SPREAD`: a drive gain (or the
+    torque sensing of a joint) is suspect. With three or more checked joints the one apart from the others'
+    median is named, with the gain the nominal model implies for it; with two, both. A payload also spreads
+    the scales (the wrist's most: its nominal gravity torque is the smallest), so this is a warning."""
+    checked = np.flatnonzero(result.checked)
+    a_g = result.gravity_coefficient
+    if checked.size < 2 or np.any(a_g[checked] <= 0):
+        return []
+    g = np.asarray(gains, float) if source == "current" and gains is not None else None
+    if checked.size == 2:
+        j, k = checked
+        if 1 / JOINT_SCALE_SPREAD <= a_g[j] / a_g[k] <= JOINT_SCALE_SPREAD:
+            return []
+        return [f"Joints {j} and {k} disagree: their torques are {a_g[j]:.2f}x and {a_g[k]:.2f}x the gravity torque "
+                f"of {robot.name}'s nominal model: one of their drive gains looks off"
+                + (f" (the model implies {g[j] / a_g[j]:.3g} and {g[k] / a_g[k]:.3g} Nm/A)" if g is not None else "")
+                + ", unless a payload at the flange explains it"]
+    out = []
+    for j in checked:
+        rest = float(np.median(a_g[[k for k in checked if k != j]]))
+        if not 1 / JOINT_SCALE_SPREAD <= a_g[j] / rest <= JOINT_SCALE_SPREAD:
+            implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * rest:.3g} "
+                       "Nm/A for it)" if g is not None else "")
+            out.append(f"Joint {j}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s nominal model while "
+                       f"the other checked joints' is ~{rest:.2f}x: its drive gain looks off{implied}, unless a "
+                       "payload at the flange explains it")
+    return out
+
+
+def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gains, robot: RobotModel,
+            robot_fix: str) -> str:
+    """The likely explanations of a scale far from 1, most specific first (``others``: :func:`likely_robots`
+    of the data without ``robot``)."""
     scale, inertial = result.scale, result.inertial_scale
     if source == "effort" and abs(scale) < GRAVITY_COMPENSATED_SCALE and inertial > 0.4:
         return ("The effort carries the arm's inertia but no gravity: it looks gravity-compensated (UR's "
@@ -367,7 +410,6 @@ def _causes(result: TorqueScale, q, qd, qdd, tau, source: str, gains, robot: Rob
         return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
                 "driver pass --ur-driver-topics and --drive-gains, or --torque-source current")
     parts = []
-    others = {name: s for name, s in likely_robots(q, qd, qdd, tau).items() if name != robot.name}
     fitting = [name for name, s in others.items() if _fits(s)]
     if fitting:
         listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)

@@ -212,17 +212,25 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                "gravity_angle_deg": float(scale.gravity_angle_deg) if np.isfinite(scale.gravity_angle_deg) else None,
                "gravity_residual_ratio": (float(scale.gravity_residual_ratio)
                                           if np.isfinite(scale.gravity_residual_ratio) else None),
-               "mount_differs": scale.mount_differs}
+               "mount_differs": scale.mount_differs,
+               "fits_other_robot": scale.fits_other_robot}
     return warnings, summary
 
 
 def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
-    """A doubtful-result problem when the data's gravity direction is far from the model's (data_checks)."""
-    if not checks["mount_differs"]:
-        return []
-    assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
-    return [f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's ({assumed} m/s²): "
-            "the arm's mount differs (see the warning for the --gravity to pass)"]
+    """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
+    torques fitting another built-in UR's nominal model where they do not fit this robot's (data_checks)."""
+    problems = []
+    if checks["mount_differs"]:
+        assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
+        problems.append(f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's "
+                        f"({assumed} m/s²): the arm's mount differs (see the warning for the --gravity to pass)")
+    other = checks.get("fits_other_robot")
+    if other:
+        problems.append(f"{what}: the torques fit {other}'s nominal model, not {robot.name}'s: the robot (--robot) or "
+                        "the drive gains are wrong (see the warning); --skip-robot-check if the arm really differs, "
+                        "e.g. carries a payload")
+    return problems
 
 
 def _comparison(metrics: dict, key: str = "ur_model") -> dict:
@@ -380,9 +388,12 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         # same file reports (the fit on the filtered, decimated samples the estimator saw is beside it)
         "fit_percent": training.metrics["fit_percent"],
         "moving_rre_percent": training.metrics.get("moving_rre_percent"),
+        "rms_nm": training.metrics["rms_nm"],
+        "cutoff_hz": training.metrics["cutoff_hz"],
         "fit_percent_identification_samples": result.metrics["fit_percent"],
         "validation_fit_percent": None if validation is None else validation.metrics["fit_percent"],
         "validation_moving_rre_percent": None if validation is None else validation.metrics["moving_rre_percent"],
+        "validation_rms_nm": None if validation is None else validation.metrics["rms_nm"],
         "physically_consistent": consistent,
         "friction_terms": list(result.model.friction.terms),
         "physically_consistent_links": result.physically_consistent_links.tolist(),

@@ -38,7 +38,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..dynamics.base_parameters import BaseParameterMap, check_excitation, compute_base_parameters
+from ..dynamics.base_parameters import (
+    BaseParameterMap, InsufficientExcitationError, check_excitation, compute_base_parameters,
+)
 from ..dynamics.consistency import is_physically_consistent
 from ..dynamics.friction import FrictionParameters, dahl_state, friction_torque, parse_terms
 from ..dynamics.regressor import (
@@ -326,7 +328,18 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         w_base = np.hstack([a_rb, design_columns(data, p2)])
         mask = standstill_mask(data, options.standstill_velocity_rad_s)
     normal = NormalEquations.from_regressor(w_base, y, n, row_mask=mask)
-    cond = _check_excitation_gram(normal, names, options.excitation_tolerance)
+    try:
+        cond = _check_excitation_gram(normal, names, options.excitation_tolerance)
+    except InsufficientExcitationError as exc:
+        if not data.n_gaps:
+            raise
+        # gaps cut the recording into segments whose filter edges are trimmed: say so, it may be the cause
+        raise InsufficientExcitationError(
+            f"{exc} The recording has {data.n_gaps} gap(s) (timestamp steps over "
+            f"{options.preprocessing.gap_factor:g}x the median period: dropped samples, a paused or stopped "
+            f"recording): {data.n_segments} segment(s) of {data.summary()['duration_s']:.1f} s in all remain after "
+            "trimming each one's filter edges. A recording without gaps keeps all of its motion",
+            exc.unidentifiable) from None
     if options.friction:
         def load_torque_of(theta: np.ndarray) -> np.ndarray:
             full_now = base_map.standard_near(theta[: base_map.n_base], prior_full)

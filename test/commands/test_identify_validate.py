@@ -212,6 +212,16 @@ def test_ur10e_data_are_not_identified_as_a_ur3(data, tmp_path, capsys):
     assert "--robot ur3 contradicts the model, which was identified for ur10e" in capsys.readouterr().err
 
 
+def test_a_neighbouring_ur_that_fits_the_data_makes_the_result_doubtful(data, tmp_path, capsys):
+    assert _identify(data["ur10e_csv"], tmp_path / "m", "--robot", "ur5e", "--drive-gains",
+                     _gains(UR10E_GAINS)) == 3
+    err = capsys.readouterr().err
+    assert "DOUBTFUL RESULT: training data: the torques fit ur10e's nominal model, not ur5e's" in err
+    assert _metrics(tmp_path / "m")["status"] == "doubtful"
+    assert _identify(data["ur10e_csv"], tmp_path / "s", "--robot", "ur5e", "--drive-gains",
+                     _gains(UR10E_GAINS), "--skip-robot-check") == 0
+
+
 def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):
     from robot_dynamics_id.robots.model import load_robot
 

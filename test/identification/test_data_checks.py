@@ -73,6 +73,33 @@ def test_a_moderate_mismatch_is_a_warning_and_skip_turns_errors_into_warnings(ur
     assert any("beyond ur3's rated" in w for w in warnings)
 
 
+def test_one_joints_gain_off_is_named_with_the_gain_the_model_implies(ur3):
+    gains = UR3_GAINS.copy()
+    gains[2] *= 2.0  # the elbow's gain typed twice too large
+    warnings, scale = check_torque_fits_robot(load_robot("ur3"), *_prepared(ur3, ur3.current_a * gains),
+                                              source="current", drive_gains_nm_per_a=gains)
+    assert scale.checked[1] and scale.checked[2] and 0.6 < scale.scale < 1.7  # the median alone passes
+    # a UR3's checked joints are the shoulder and the elbow: which of the two is off, the data cannot tell
+    (warning,) = [w for w in warnings if "drive gains looks off" in w]
+    implied = [float(v) for v in warning.split("implies ")[1].split(" Nm/A")[0].split(" and ")]
+    assert warning.startswith("Joints 1 and 2 disagree") and implied[1] == pytest.approx(UR3_GAINS[2], rel=0.15)
+    assert implied[0] == pytest.approx(UR3_GAINS[1], rel=0.15)  # the implied gains are the true ones
+    assert not [w for w in check_torque_fits_robot(load_robot("ur3"), *_prepared(ur3, ur3.current_a * UR3_GAINS),
+                                                   source="current", drive_gains_nm_per_a=UR3_GAINS)[0]]
+
+
+def test_torques_of_another_ur_that_fit_it_mark_the_result_not_only_warn(ur10e):
+    """UR10e torques named a UR5e: 2x the UR5e's gravity torque (a warning, not a refusal: a payload does that
+    too), but the UR10e's nominal model fits them: the result is doubtful unless the check is overridden."""
+    data = _prepared(ur10e, ur10e.effort_nm)
+    warnings, scale = check_torque_fits_robot(load_robot("ur5e"), *data, source="effort")
+    assert any("They fit ur10e" in w for w in warnings) and scale.fits_other_robot == "ur10e"
+    _, scale = check_torque_fits_robot(load_robot("ur5e"), *data, source="effort", skip_robot_check=True)
+    assert scale.fits_other_robot is None
+    _, scale = check_torque_fits_robot(load_robot("ur10e"), *data, source="effort")
+    assert scale.fits_other_robot is None
+
+
 def test_joint_count_and_masses():
     with pytest.raises(DataCheckError, match="hold 7 joints but ur3 has 6"):
         check_joint_count(7, load_robot("ur3"))

@@ -74,8 +74,13 @@ def test_too_little_excitation_names_the_parameters():
     qdd[:, :5] = 0.0
     frozen = _exact(rec)
     frozen = PreprocessedData(**{**frozen.__dict__, "q_rad": q, "qd_rad_s": qd, "qdd_rad_s2": qdd})
-    with pytest.raises(InsufficientExcitationError, match="unidentifiable: .*link2"):
+    with pytest.raises(InsufficientExcitationError, match="unidentifiable: .*link2") as plain:
         identify(None, "ur3", IdentificationOptions(estimator="ols", fit_stribeck=False), preprocessed=frozen)
+    assert "gap" not in str(plain.value)
+    # cut by gaps, the message says so: the gaps may be why (each segment loses its filter edges)
+    gapped = PreprocessedData(**{**frozen.__dict__, "n_gaps": 14, "n_segments": 5})
+    with pytest.raises(InsufficientExcitationError, match=r"unidentifiable: .*14 gap\(s\) .*5 segment\(s\) of [0-9.]+ s in all"):
+        identify(None, "ur3", IdentificationOptions(estimator="ols", fit_stribeck=False), preprocessed=gapped)
 
 
 def test_currents_without_gains_is_a_clear_error():
