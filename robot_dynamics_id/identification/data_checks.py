@@ -74,6 +74,8 @@ __all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTF
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
+#: another UR's a_g within this band: the data are that robot's (nominal models are within ~10-20 % of an arm)
+SCALE_CLOSE = (0.8, 1.25)
 #: a_g outside this band is refused (another robot, currents read as torque, wrong gains, gravity-compensated).
 #: The upper bound lies above what each UR's rated payload at the flange can add to its nominal gravity torque
 #: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
@@ -122,9 +124,12 @@ class TorqueScale:
     gravity_angle_deg: float = float("nan")
     #: residual with the model's gravity direction / with the data's (:func:`gravity_fit`; NaN: not seen)
     gravity_residual_ratio: float = float("nan")
-    #: another built-in UR whose nominal model the torques fit (within :data:`SCALE_OK`, nearer 1) when this
-    #: robot's does not; None otherwise, or when the check was overridden (--skip-robot-check)
+    #: another built-in UR whose nominal model the torques fit (within :data:`SCALE_CLOSE`) when this robot's does
+    #: not; None otherwise, or when the check was overridden (--skip-robot-check)
     fits_other_robot: str | None = None
+    #: why a result from these torques is doubtful though not refused (another UR fits them, or they are below
+    #: what this robot holds even without a payload); None when plausible or overridden (--skip-robot-check)
+    doubtful_reason: str | None = None
 
     @property
     def mount_differs(self) -> bool:
@@ -342,9 +347,16 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
                         f"against {robot.name}'s nominal model")
     elif not _fits(scale):
         others = {name: s for name, s in likely_robots(q_rad, qd_rad_s, qdd_rad_s2, tau).items() if name != robot.name}
-        nearer = [name for name, s in others.items() if _fits(s) and abs(np.log(s)) < abs(np.log(scale))]
-        if nearer and not skip_robot_check:
-            result = replace(result, fits_other_robot=nearer[0])
+        close = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
+        if not skip_robot_check:
+            if close:
+                result = replace(result, fits_other_robot=close[0], doubtful_reason=(
+                    f"the torques fit {close[0]}'s nominal model ({others[close[0]]:.2f}x), not {robot.name}'s "
+                    f"({scale:.2f}x)"))
+            elif scale < SCALE_OK[0]:
+                result = replace(result, doubtful_reason=(
+                    f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model, less than the "
+                    "arm holds without a payload: the drive gains or the robot are wrong"))
         causes = _causes(result, others, tau, source, drive_gains_nm_per_a, robot, robot_fix)
         if mount:
             causes = f"{mount[0]}. {causes}".rstrip()
@@ -368,7 +380,7 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
 
 def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotModel) -> list[str]:
     """Checked joints whose torque scales disagree by more than :data:`JOINT_SCALE_SPREAD`: a drive gain (or the
-    torque sensing of a joint) is suspect. With three or more checked joints the one apart from the others'
+    torque sensing of a joint) is suspect. With three or more checked joints the one apart from their
     median is named, with the gain the nominal model implies for it; with two, both. A payload also spreads
     the scales (the wrist's most: its nominal gravity torque is the smallest), so this is a warning."""
     checked = np.flatnonzero(result.checked)
@@ -385,13 +397,13 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
                 + (f" (the model implies {g[j] / a_g[j]:.3g} and {g[k] / a_g[k]:.3g} Nm/A)" if g is not None else "")
                 + ", unless a payload at the flange explains it"]
     out = []
+    median = float(np.median(a_g[checked]))  # of three or more: one joint off does not move it
     for j in checked:
-        rest = float(np.median(a_g[[k for k in checked if k != j]]))
-        if not 1 / JOINT_SCALE_SPREAD <= a_g[j] / rest <= JOINT_SCALE_SPREAD:
-            implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * rest:.3g} "
+        if not 1 / JOINT_SCALE_SPREAD <= a_g[j] / median <= JOINT_SCALE_SPREAD:
+            implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * median:.3g} "
                        "Nm/A for it)" if g is not None else "")
             out.append(f"Joint {j}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s nominal model while "
-                       f"the other checked joints' is ~{rest:.2f}x: its drive gain looks off{implied}, unless a "
+                       f"the checked joints' median is {median:.2f}x: its drive gain looks off{implied}, unless a "
                        "payload at the flange explains it")
     return out
 
@@ -410,7 +422,7 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
                 "driver pass --ur-driver-topics and --drive-gains, or --torque-source current")
     parts = []
-    fitting = [name for name, s in others.items() if _fits(s)]
+    fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
         listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)
         parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}")

@@ -213,7 +213,8 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                "gravity_residual_ratio": (float(scale.gravity_residual_ratio)
                                           if np.isfinite(scale.gravity_residual_ratio) else None),
                "mount_differs": scale.mount_differs,
-               "fits_other_robot": scale.fits_other_robot}
+               "fits_other_robot": scale.fits_other_robot,
+               "doubtful_reason": scale.doubtful_reason}
     return warnings, summary
 
 
@@ -225,11 +226,10 @@ def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
         assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
         problems.append(f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's "
                         f"({assumed} m/s²): the arm's mount differs (see the warning for the --gravity to pass)")
-    other = checks.get("fits_other_robot")
-    if other:
-        problems.append(f"{what}: the torques fit {other}'s nominal model, not {robot.name}'s: the robot (--robot) or "
-                        "the drive gains are wrong (see the warning); --skip-robot-check if the arm really differs, "
-                        "e.g. carries a payload")
+    reason = checks.get("doubtful_reason")
+    if reason:
+        problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
+                        "carries a payload")
     return problems
 
 

@@ -216,10 +216,14 @@ def test_a_neighbouring_ur_that_fits_the_data_makes_the_result_doubtful(data, tm
     assert _identify(data["ur10e_csv"], tmp_path / "m", "--robot", "ur5e", "--drive-gains",
                      _gains(UR10E_GAINS)) == 3
     err = capsys.readouterr().err
-    assert "DOUBTFUL RESULT: training data: the torques fit ur10e's nominal model, not ur5e's" in err
+    assert "DOUBTFUL RESULT: training data: the torques fit ur10e's nominal model (0.9" in err
     assert _metrics(tmp_path / "m")["status"] == "doubtful"
     assert _identify(data["ur10e_csv"], tmp_path / "s", "--robot", "ur5e", "--drive-gains",
                      _gains(UR10E_GAINS), "--skip-robot-check") == 0
+    # gains half the true ones: below what the arm holds even without a payload
+    assert _identify(data["train_csv"], tmp_path / "h", "--drive-gains", _gains(UR3_GAINS, 0.5)) == 3
+    assert "less than the arm holds without a payload: the drive gains or the robot are wrong" in \
+        capsys.readouterr().err
 
 
 def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):

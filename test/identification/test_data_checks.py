@@ -88,6 +88,23 @@ def test_one_joints_gain_off_is_named_with_the_gain_the_model_implies(ur3):
                                                    source="current", drive_gains_nm_per_a=UR3_GAINS)[0]]
 
 
+def test_with_three_checked_joints_the_one_whose_gain_is_off_is_named():
+    """The scales a UR5e recording gave with the elbow's gain typed twice too large (shoulder, elbow and wrist 1
+    carry the check there): the elbow alone is named, with the gain that puts it at the others' scale."""
+    from robot_dynamics_id.identification.data_checks import TorqueScale, _joint_scale_warnings
+
+    gains = np.array([9.805, 9.837, 18.5, 8.487, 9.806, 9.716])
+    scale = TorqueScale(robot="ur5e", gravity_coefficient=np.array([np.nan, 1.0, 2.01, 0.88, np.nan, np.nan]),
+                        inertial_coefficient=np.full(6, np.nan),
+                        checked=np.array([False, True, True, True, False, False]))
+    (warning,) = _joint_scale_warnings(scale, "current", gains, load_robot("ur5e"))
+    assert warning.startswith("Joint 2's torque is 2.01x") and "median is 1.00x" in warning
+    assert "implies 9.2 Nm/A" in warning
+    assert _joint_scale_warnings(replace(scale, gravity_coefficient=np.array([np.nan, 1.0, 1.1, 0.88] + [np.nan] * 2)),
+                                 "current", gains, load_robot("ur5e")) == []
+    assert "implies" not in _joint_scale_warnings(scale, "effort", None, load_robot("ur5e"))[0]
+
+
 def test_torques_of_another_ur_that_fit_it_mark_the_result_not_only_warn(ur10e):
     """UR10e torques named a UR5e: 2x the UR5e's gravity torque (a warning, not a refusal: a payload does that
     too), but the UR10e's nominal model fits them: the result is doubtful unless the check is overridden."""
