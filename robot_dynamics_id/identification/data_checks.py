@@ -430,7 +430,8 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         g = np.asarray(gains, float)
         implied = ", ".join(f"joint {j}: {g[j] / result.gravity_coefficient[j]:.3g}"
                             for j in np.flatnonzero(result.checked))
-        parts.append(f"Or the drive gains are off: {robot.name}'s nominal model implies {implied} Nm/A")
+        parts.append(f"{'Or the' if parts else 'The'} drive gains are off: {robot.name}'s nominal model implies "
+                     f"{implied} Nm/A")
     if SCALE_OK[1] < scale < 3.5:
         parts.append("A payload at the flange also raises the torques: identify the arm without one")
     if source == "target_moment":
