@@ -220,7 +220,8 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
 
 def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
     """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
-    torques fitting another built-in UR's nominal model where they do not fit this robot's (data_checks)."""
+    torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits them, or they are below what this
+    robot holds without a payload; data_checks)."""
     problems = []
     if checks["mount_differs"]:
         assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
