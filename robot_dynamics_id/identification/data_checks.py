@@ -81,7 +81,8 @@ SCALE_CLOSE = (0.8, 1.25)
 #: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
 #: not refused; the neighbouring UR sizes differ by 2x or more.
 SCALE_PLAUSIBLE = (0.4, 2.5)
-#: one checked joint's a_g this many times above (or below) the median of the others': warning naming its gain
+#: checked joints' a_g this many times apart (one joint against the median of all checked, or two against each
+#: other): warning naming the drive gain
 JOINT_SCALE_SPREAD = 1.5
 #: a_g below this on every checked joint while the inertial torque is seen: gravity-compensated torque
 GRAVITY_COMPENSATED_SCALE = 0.15
