@@ -31,7 +31,7 @@ from ..dynamics.friction import (
     parse_terms,
     terms_name,
 )
-from .preprocessing import PreprocessedData
+from .preprocessing import PreprocessedData, even_grid
 
 __all__ = [
     "ColumnCache",
@@ -158,11 +158,15 @@ class ColumnCache:
             self.dq = [np.diff(data.q_rad[r], axis=0, prepend=data.q_rad[r[:1]]) for r in rows]
         else:
             rows = [np.flatnonzero(data.segment_id == s) for s in range(len(data.full_rate_qd_rad_s))]
-            period = 1.0 / (data.sample_rate_hz * data.decimation)
             self.qd = list(data.full_rate_qd_rad_s)
-            # travel between samples by the trapezoidal rule (qd_k dt alone would lag half a sample). The
+            self.t = list(data.full_rate_time_s)
+            # travel between samples by the trapezoidal rule on the samples' own steps (qd_k dt alone would lag
+            # half a sample; a median period would miscount the travel across a repeated or skipped cycle). The
             # small motions of a joint settling at a stop count too: they move the presliding state.
-            self.dq = [0.5 * period * (qd + np.concatenate([qd[:1], qd[:-1]])) for qd in self.qd]
+            self.dq = [0.5 * (qd + np.concatenate([qd[:1], qd[:-1]])) * np.diff(t, prepend=t[0])[:, None]
+                       for qd, t in zip(self.qd, self.t)]
+            # the fast filter below assumes evenly spaced samples: uneven segments take the exact one
+            self._even = [even_grid(t, data.full_rate_period_s) is None for t in self.t]
         self.rows = rows
         self._dahl: dict[tuple[int, float], list[np.ndarray]] = {}
         self._static: dict[tuple[int, float, float, float], np.ndarray] = {}
@@ -177,40 +181,39 @@ class ColumnCache:
         values = load_torque_nm[self.rows[k], j:j + 1]
         if self.exact or self.data.keep_all_samples:  # already at every full-rate sample of the segment
             return values[:, 0]
-        return _to_full_rate(values, self.qd[k].shape[0], self.data.trim_samples, self.data.decimation)[:, 0]
+        return _to_full_rate(values, self.t[k], self.data.trim_samples, self.data.decimation)[:, 0]
 
     def filtered(self, parts: list[np.ndarray]) -> np.ndarray:
         """Per-segment full-rate values (M, k) -> low-passed, trimmed, decimated and stacked (N, k)."""
         if self.exact:
             return np.concatenate(parts, axis=0)
         d, out = self.data, []
-        if self._reduce is not None:
-            return self._filtered_fast(parts)
-        for values in parts:
+        for k, values in enumerate(parts):
+            if self._reduce is not None and self._even[k]:
+                out.append(self._filtered_fast(values))
+                continue
             m = values.shape[0]
-            f = scipy.signal.sosfiltfilt(d.filter_sos, values, axis=0, padlen=min(3 * d.trim_samples, m - 1))
+            f = d.lowpass(values, self.t[k])
             # validation keeps every sample (preprocessing keep_all_samples): nothing trimmed or decimated
             out.append(f if d.keep_all_samples else f[d.trim_samples: m - d.trim_samples: d.decimation])
         return np.concatenate(out, axis=0)
 
-    def _filtered_fast(self, parts: list[np.ndarray]) -> np.ndarray:
+    def _filtered_fast(self, values: np.ndarray) -> np.ndarray:
         d = self.data
         m, sos = self._reduce
-        half, step, out = m // 2, d.decimation // m, []
-        for values in parts:
-            length = values.shape[0]
-            first = d.trim_samples % m
-            centres = np.arange(first, length, m)
-            total = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
-            lo = np.clip(centres - half, 0, length)
-            hi = np.clip(centres + half + 1, 0, length)
-            averaged = (total[hi] - total[lo]) / np.maximum(hi - lo, 1)[:, None]
-            f = scipy.signal.sosfiltfilt(sos, averaged, axis=0,
-                                         padlen=min(3 * d.trim_samples // m, averaged.shape[0] - 1))
-            keep = len(range(d.trim_samples, length - d.trim_samples, d.decimation))
-            start = (d.trim_samples - first) // m
-            out.append(f[start: start + step * keep: step])
-        return np.concatenate(out, axis=0)
+        half, step = m // 2, d.decimation // m
+        length = values.shape[0]
+        first = d.trim_samples % m
+        centres = np.arange(first, length, m)
+        total = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
+        lo = np.clip(centres - half, 0, length)
+        hi = np.clip(centres + half + 1, 0, length)
+        averaged = (total[hi] - total[lo]) / np.maximum(hi - lo, 1)[:, None]
+        f = scipy.signal.sosfiltfilt(sos, averaged, axis=0,
+                                     padlen=min(3 * d.trim_samples // m, averaged.shape[0] - 1))
+        keep = len(range(d.trim_samples, length - d.trim_samples, d.decimation))
+        start = (d.trim_samples - first) // m
+        return f[start: start + step * keep: step]
 
     def _tanh_signs(self, j: int, coulomb_velocity_rad_s: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
         key = (j, float(coulomb_velocity_rad_s))
@@ -264,15 +267,14 @@ class ColumnCache:
                             if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm)
 
 
-def _to_full_rate(values: np.ndarray, length: int, trim: int, decimation: int) -> np.ndarray:
-    """Decimated samples (at full-rate indices trim + k*decimation) to every full-rate index (cubic spline,
-    end values held beyond the first and last sample)."""
-    idx = trim + decimation * np.arange(values.shape[0])
-    full = np.arange(length)
+def _to_full_rate(values: np.ndarray, time_s: np.ndarray, trim: int, decimation: int) -> np.ndarray:
+    """Decimated samples (at full-rate indices trim + k*decimation of a segment whose full-rate timestamps are
+    ``time_s``) to every full-rate sample (cubic spline in time, end values held beyond the first and last)."""
+    at = time_s[trim + decimation * np.arange(values.shape[0])]
     if values.shape[0] >= _SPLINE_MIN_SAMPLES:
-        spline = scipy.interpolate.CubicSpline(idx, values, axis=0, extrapolate=False)
-        return spline(np.clip(full, idx[0], idx[-1]))
-    return np.column_stack([np.interp(full, idx, values[:, k]) for k in range(values.shape[1])])
+        spline = scipy.interpolate.CubicSpline(at, values, axis=0, extrapolate=False)
+        return spline(np.clip(time_s, at[0], at[-1]))
+    return np.column_stack([np.interp(time_s, at, values[:, k]) for k in range(values.shape[1])])
 
 
 def joint_columns(data: PreprocessedData | ColumnCache, design: FrictionDesign, j: int,

@@ -344,8 +344,9 @@ def leading_part(data: PreprocessedData, n_rows: int) -> tuple[PreprocessedData,
     if data.filter_sos is not None:
         kept_in_last = int(np.count_nonzero(data.segment_id[:n_rows] == last))
         length = 2 * data.trim_samples + (kept_in_last - 1) * data.decimation + 1
-        full = list(data.full_rate_qd_rad_s[:last]) + [data.full_rate_qd_rad_s[last][:length]]
-        changes["full_rate_qd_rad_s"] = tuple(full)
+        for name in ("full_rate_qd_rad_s", "full_rate_time_s"):
+            full = getattr(data, name)
+            changes[name] = tuple(full[:last]) + (full[last][:length],)
     return replace(data, n_segments=last + 1, **changes), rows
 
 

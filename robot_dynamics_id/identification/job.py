@@ -218,6 +218,20 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
     return warnings, summary
 
 
+def gap_notes(data, preprocessing) -> list[str]:
+    """What the timestamps' gaps did to the training data (preprocessing module doc, step 1)."""
+    if not data.n_gaps:
+        return []
+    period_ms = 1e3 * data.full_rate_period_s
+    bridged = f"; {data.n_bridged_gaps} shorter one(s) bridged" if data.n_bridged_gaps else ""
+    bridge_ms = 1e3 * min(preprocessing.max_bridged_gap_s, 0.1 / data.cutoff_hz)
+    return [f"{data.n_gaps} gap(s) in the timestamps (steps over {preprocessing.gap_factor:g}x the "
+            f"{period_ms:.3g} ms period, longer than {bridge_ms:.3g} ms) split the recording into "
+            f"{data.n_segments} kept segment(s), each losing its filter edges: "
+            f"{data.summary()['duration_s']:.1f} s kept{bridged}. Dropped samples or a paused recording: record "
+            "again without pauses if the fit is short of data"]
+
+
 def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
     """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
     torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits them, or they are below what this
@@ -333,6 +347,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     _check_cancel(cancel)
     _report(progress, 0.1, "preprocess")
     data = prepare(recording, rm, options)
+    warnings += gap_notes(data, options.preprocessing)
     check_warnings, checks = _checked_signal(recording, rm, signal, data.cutoff_hz, label=f"--robot {robot}",
                                              robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check,
                                              data=data)

@@ -6,7 +6,11 @@ clean, synchronous q, qd, qdd and torque samples:
 1. rows with NaN/inf are dropped; timestamps must increase — a jump larger than
    ``gap_factor`` x the median period (dropped packets, a paused recording) or a
    non-increasing step splits the data into *segments*; nothing is ever filtered
-   or differentiated across a gap;
+   or differentiated across a gap. A short jump (at most ``max_bridged_gap_s`` and
+   a tenth of the cut-off's period: a few controller cycles a 500 Hz host missed)
+   is *bridged* instead: the segment goes on, unevenly spaced, and takes the path
+   of step 2 (splitting there would cost each piece its filter edges: a 500 Hz
+   recording missing a few cycles a second lost most of its samples to trimming);
 2. zero-phase low-pass (Butterworth, ``scipy.signal.sosfiltfilt``) of every
    signal, with the same filter, so torques and accelerations keep the same
    phase and attenuation; the cut-off is given or chosen from the data (the
@@ -60,6 +64,9 @@ class PreprocessingOptions:
     cutoff_hz: low-pass cut-off; ``None`` = from the data (:func:`estimate_cutoff_hz`).
     filter_order: Butterworth order (applied forward and backward: twice the attenuation).
     gap_factor: a timestamp step above ``gap_factor`` x the median period is a gap.
+    max_bridged_gap_s: a gap no longer than this and than a tenth of the cut-off's period is bridged (module
+        doc, step 1): linear interpolation across 20 ms moves a 2 Hz motion by < 1 % of its amplitude, and the
+        torque and the friction columns are interpolated alike. 0 = never bridge.
     min_segment_s: shorter segments (after trimming) are dropped.
     decimate_to_hz: target rate after filtering; ``None`` = ``decimation_factor_of_cutoff`` x cut-off.
     energy_fraction / cutoff_margin / min_cutoff_hz: the automatic cut-off choice. The floor is low
@@ -79,6 +86,7 @@ class PreprocessingOptions:
     cutoff_hz: float | None = None
     filter_order: int = 4
     gap_factor: float = 3.0
+    max_bridged_gap_s: float = 0.02
     min_segment_s: float = 0.5
     decimate_to_hz: float | None = None
     decimation_factor_of_cutoff: float = 5.0
@@ -112,9 +120,13 @@ class PreprocessedData:
     n_segments: int
     n_gaps: int
     n_dropped_rows: int = 0
+    #: timestamp jumps over gap_factor x the period that were short enough to bridge (module doc, step 1)
+    n_bridged_gaps: int = 0
     extra: dict[str, np.ndarray] = field(default_factory=dict)
     #: per segment, full-rate joint velocity (lightly filtered) for friction columns, see :meth:`parallel_filter`
     full_rate_qd_rad_s: tuple[np.ndarray, ...] = ()
+    #: per segment, the timestamps of those full-rate samples (s): uneven segments are filtered on an even grid
+    full_rate_time_s: tuple[np.ndarray, ...] = ()
     filter_sos: np.ndarray | None = None
     trim_samples: int = 0
     #: row of the input arrays each sample came from, (N,)
@@ -134,13 +146,22 @@ class PreprocessedData:
         if self.filter_sos is None:
             raise ValueError("these data carry no full-rate velocity; run preprocess() to create them")
         parts = []
-        for qd_full in self.full_rate_qd_rad_s:
+        for qd_full, t_full in zip(self.full_rate_qd_rad_s, self.full_rate_time_s):
             values = np.asarray(function(qd_full), float)
-            filtered = scipy.signal.sosfiltfilt(self.filter_sos, values, axis=0,
-                                                padlen=min(3 * self.trim_samples, values.shape[0] - 1))
+            filtered = self.lowpass(values, t_full)
             parts.append(filtered if self.keep_all_samples else
                          filtered[self.trim_samples: qd_full.shape[0] - self.trim_samples: self.decimation])
         return np.concatenate(parts, axis=0)
+
+    @property
+    def full_rate_period_s(self) -> float:
+        return 1.0 / (self.sample_rate_hz * self.decimation)
+
+    def lowpass(self, values: np.ndarray, time_s: np.ndarray) -> np.ndarray:
+        """The torque's zero-phase low-pass of full-rate rows (M, ...) at one segment's ``time_s`` (M,), through
+        the even grid when the segment is uneven (module doc, step 2), at ``time_s``."""
+        return zero_phase_lowpass(self.filter_sos, values, time_s, self.full_rate_period_s,
+                                  padlen=3 * self.trim_samples)
 
     @property
     def n_samples(self) -> int:
@@ -149,14 +170,16 @@ class PreprocessedData:
     def summary(self) -> dict:
         return {"samples": self.n_samples, "sample_rate_hz": self.sample_rate_hz, "cutoff_hz": self.cutoff_hz,
                 "decimation": self.decimation, "segments": self.n_segments, "gaps": self.n_gaps,
-                "dropped_rows": self.n_dropped_rows,
+                "dropped_rows": self.n_dropped_rows, "bridged_gaps": self.n_bridged_gaps,
                 "duration_s": float(self.n_samples / self.sample_rate_hz) if self.sample_rate_hz else 0.0}
 
 
-def find_segments(time_s: np.ndarray, *, gap_factor: float = 3.0) -> tuple[list[slice], float]:
+def find_segments(time_s: np.ndarray, *, gap_factor: float = 3.0, bridge_s: float = 0.0
+                  ) -> tuple[list[slice], float]:
     """Contiguous segments of a timestamp vector and its median period (s).
 
-    A step that is non-positive or larger than ``gap_factor`` x the median period ends a segment.
+    A step that is non-positive or larger than ``gap_factor`` x the median period ends a segment, unless it
+    is no longer than ``bridge_s`` (a bridged gap: the segment goes on, unevenly spaced).
     """
     t = np.asarray(time_s, float)
     if t.ndim != 1 or t.shape[0] < 2:
@@ -166,9 +189,14 @@ def find_segments(time_s: np.ndarray, *, gap_factor: float = 3.0) -> tuple[list[
     if positive.size == 0:
         raise ValueError("timestamps never increase; pass the robot's timestamps in seconds")
     period = float(np.median(positive))
-    breaks = np.flatnonzero((dt <= 0) | (dt > gap_factor * period)) + 1
+    breaks = np.flatnonzero((dt <= 0) | ((dt > gap_factor * period) & (dt > bridge_s))) + 1
     edges = np.concatenate([[0], breaks, [t.shape[0]]])
     return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a], period
+
+
+def count_long_steps(time_s: np.ndarray, segments: list[slice], period_s: float, gap_factor: float) -> int:
+    """Steps over ``gap_factor`` x the period inside the segments: the gaps that were bridged."""
+    return int(sum(np.count_nonzero(np.diff(time_s[s]) > gap_factor * period_s) for s in segments))
 
 
 def estimate_cutoff_hz(velocity: np.ndarray, sample_rate_hz: float, *, energy_fraction: float = 0.99,
@@ -209,8 +237,30 @@ def even_grid(time_s: np.ndarray, period_s: float) -> np.ndarray | None:
 
 
 def interpolate_rows(new_t: np.ndarray, old_t: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Each column of ``values`` (rows at ``old_t``) linearly interpolated at ``new_t`` (held past the ends)."""
-    return np.column_stack([np.interp(new_t, old_t, values[:, j]) for j in range(values.shape[1])])
+    """Each column of ``values`` (rows at ``old_t``, any trailing shape) linearly interpolated at ``new_t``
+    (held past the ends)."""
+    flat = values.reshape(values.shape[0], -1)
+    out = np.column_stack([np.interp(new_t, old_t, flat[:, j]) for j in range(flat.shape[1])])
+    return out.reshape((new_t.shape[0],) + values.shape[1:])
+
+
+def zero_phase_lowpass(sos: np.ndarray, values: np.ndarray, time_s: np.ndarray, period_s: float, *,
+                       padlen: int) -> np.ndarray:
+    """``sosfiltfilt`` of rows (M, ...) at ``time_s``; an uneven segment through its even grid (module doc,
+    step 2), read back at ``time_s``."""
+    grid = even_grid(time_s, period_s)
+    if grid is None:
+        return scipy.signal.sosfiltfilt(sos, values, axis=0, padlen=min(padlen, values.shape[0] - 1))
+    filtered = scipy.signal.sosfiltfilt(sos, interpolate_rows(grid, time_s, values), axis=0,
+                                        padlen=min(padlen, grid.shape[0] - 1))
+    return interpolate_rows(time_s, grid, filtered)
+
+
+def _velocity_for_cutoff(t: np.ndarray, q: np.ndarray, qd: np.ndarray | None, period_s: float) -> np.ndarray:
+    """The joint velocity of one segment on evenly spaced samples (the spectrum assumes them)."""
+    v = qd if qd is not None else np.gradient(q, t, axis=0)
+    grid = even_grid(t, period_s)
+    return v if grid is None else interpolate_rows(grid, t, v)
 
 
 def _check_signal(name: str, values, n_rows: int) -> np.ndarray:
@@ -245,17 +295,21 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
     qd = None if qd is None else qd[finite]
     extra_in = {k: v[finite] for k, v in extra_in.items()}
 
-    segments, period = find_segments(t, gap_factor=opts.gap_factor)
+    segments, period = find_segments(t, gap_factor=opts.gap_factor, bridge_s=opts.max_bridged_gap_s)
     fs = 1.0 / period
     if opts.cutoff_hz is None:
         longest = max(segments, key=lambda s: s.stop - s.start)
-        v_for_cutoff = qd[longest] if qd is not None else np.gradient(q[longest], t[longest], axis=0)
+        v_for_cutoff = _velocity_for_cutoff(t[longest], q[longest], None if qd is None else qd[longest], period)
         cutoff = estimate_cutoff_hz(v_for_cutoff, fs, energy_fraction=opts.energy_fraction,
                                     margin=opts.cutoff_margin, min_cutoff_hz=opts.min_cutoff_hz)
     else:
         cutoff = float(opts.cutoff_hz)
         if not 0 < cutoff < 0.5 * fs:
             raise ValueError(f"cutoff_hz={cutoff} must lie in (0, {0.5 * fs:.1f}) Hz (half the {fs:.1f} Hz rate)")
+    bridge_s = min(opts.max_bridged_gap_s, 0.1 / cutoff)
+    if bridge_s < opts.max_bridged_gap_s:  # the cut-off allows less than the segments were found with
+        segments, period = find_segments(t, gap_factor=opts.gap_factor, bridge_s=bridge_s)
+    n_bridged = count_long_steps(t, segments, period, opts.gap_factor)
     sos = scipy.signal.butter(opts.filter_order, cutoff, btype="low", fs=fs, output="sos")
     target = opts.decimate_to_hz or opts.decimation_factor_of_cutoff * cutoff
     decimation = max(1, int(np.floor(fs / target + 1e-6)))  # tolerate timestamp rounding in fs
@@ -272,7 +326,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
     sos_velocity = None if velocity_cutoff is None else scipy.signal.butter(
         opts.filter_order, min(float(velocity_cutoff), 0.45 * fs), btype="low", fs=fs, output="sos")
     out: dict[str, list] = {"t": [], "q": [], "qd": [], "qdd": [], "tau": [], "seg": [], "qd_full": [], "row": [],
-                            "edge": []}
+                            "edge": [], "t_full": []}
     out_extra: dict[str, list] = {k: [] for k in extra_in}
     kept = 0
     for seg in segments:
@@ -299,6 +353,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         qd_raw = qd[seg] if qd is not None else np.gradient(q[seg], ts, axis=0)
         qd_full = qd_raw if sos_velocity is None else at_samples(smooth(qd_raw, sos_velocity))
         out["qd_full"].append(qd_full)
+        out["t_full"].append(ts)
         tauf = at_samples(smooth(tau[seg]))
         keep = slice(0, ts.shape[0]) if opts.keep_all_samples else slice(trim, ts.shape[0] - trim, decimation)
         edge = np.zeros(ts.shape[0], bool)
@@ -326,8 +381,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         time_s=np.concatenate(out["t"]), q_rad=np.vstack(out["q"]), qd_rad_s=np.vstack(out["qd"]),
         qdd_rad_s2=np.vstack(out["qdd"]), torque=np.vstack(out["tau"]), segment_id=np.concatenate(out["seg"]),
         sample_rate_hz=fs / decimation, cutoff_hz=cutoff, decimation=decimation, n_segments=kept, n_gaps=n_gaps,
-        n_dropped_rows=n_bad, extra={k: np.vstack(v) for k, v in out_extra.items()},
-        full_rate_qd_rad_s=tuple(out["qd_full"]), filter_sos=sos, trim_samples=trim,
+        n_dropped_rows=n_bad, n_bridged_gaps=n_bridged, extra={k: np.vstack(v) for k, v in out_extra.items()},
+        full_rate_qd_rad_s=tuple(out["qd_full"]), full_rate_time_s=tuple(out["t_full"]), filter_sos=sos, trim_samples=trim,
         source_index=np.concatenate(out["row"]), edge=np.concatenate(out["edge"]),
         keep_all_samples=opts.keep_all_samples,
     )

@@ -92,3 +92,38 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="cutoff_hz"):
         preprocess(np.arange(0, 5, 0.002), np.zeros((2500, 1)), np.zeros((2500, 1)),
                    options=PreprocessingOptions(cutoff_hz=400.0))
+
+
+def test_short_gaps_are_bridged_long_ones_split():
+    """A few missed 2 ms cycles (8 ms steps) are bridged: the segment goes on, resampled on its even grid; a
+    jump longer than max_bridged_gap_s, or than a tenth of the cut-off's period, still splits."""
+    t = np.arange(0, 20, 0.002)
+    keep = np.ones(t.size, bool)
+    for start in range(300, 9000, 870):  # ten 8 ms steps
+        keep[start: start + 3] = False
+    keep[4000:4150] = False  # a 0.3 s pause
+    t = t[keep]
+    q, _, qdd = _sine(t)
+    data = preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=3.0))
+    assert (data.n_segments, data.n_gaps, data.n_bridged_gaps) == (2, 1, 10)
+    assert data.summary()["bridged_gaps"] == 10
+    _, _, qdd_ref = _sine(data.time_s)
+    assert np.max(np.abs(data.qdd_rad_s2 - qdd_ref)) < 0.05
+    # a 20 Hz cut-off allows 5 ms: the 8 ms steps split; so does max_bridged_gap_s=0
+    assert preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=20.0)).n_gaps == 11
+    assert preprocess(t, q, qdd, options=PreprocessingOptions(cutoff_hz=3.0, max_bridged_gap_s=0.0)).n_gaps == 11
+
+
+def test_cutoff_of_unevenly_spaced_samples_is_the_even_ones():
+    """The spectrum the cut-off comes from assumes even samples: uneven ones are resampled first."""
+    t = np.arange(0, 60, 0.002)
+    rng = np.random.default_rng(2)
+    drop = rng.random(t.size) < 0.3
+    drop[1:] &= ~drop[:-1]
+    drop[0] = False
+    w = 2 * np.pi * np.array([0.1, 0.23, 0.41, 0.6])
+    qd = np.column_stack([np.sin(np.outer(t, w)).sum(axis=1)] * 2)
+    q = np.column_stack([(-np.cos(np.outer(t, w)) / w).sum(axis=1)] * 2)
+    even = preprocess(t, q, qd, qd_rad_s=qd).cutoff_hz
+    uneven = preprocess(t[~drop], q[~drop], qd[~drop], qd_rad_s=qd[~drop]).cutoff_hz
+    assert uneven == pytest.approx(even, rel=0.05), (uneven, even)
