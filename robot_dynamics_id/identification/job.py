@@ -433,11 +433,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
                      plots=plots, extra={"status": status, "problems": problems, "warnings": warnings,
                                          "data_checks": checks, "training_every_sample": training.metrics})
-        write_predictions(stage / "predictions.csv", training)
+        write_predictions(stage / "predictions.csv", training, recording.file_rows)
         if validation is not None:
-            write_predictions(stage / "validation_predictions.csv", validation)
+            write_predictions(stage / "validation_predictions.csv", validation, vrec.file_rows)
         if compare_baseline:
-            write_predictions(stage / "baseline_comparison.csv", compared)
+            write_predictions(stage / "baseline_comparison.csv", compared, vrec.file_rows)
         write_metrics(stage / "summary.json", summary)
         _check_cancel(cancel)
     _report(progress, 1.0, "write report")
@@ -567,6 +567,6 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                    model=str(Path(model_path).resolve()), data=str(Path(data_path).resolve()), out_dir=str(out))
     with staged_output(out, command="validate") as stage:
         write_metrics(stage / "metrics.json", metrics)
-        write_predictions(stage / "predictions.csv", result)
+        write_predictions(stage / "predictions.csv", result, recording.file_rows)
         _check_cancel(cancel)
     return metrics

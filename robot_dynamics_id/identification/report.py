@@ -11,9 +11,12 @@
 * ``torque_fit.png``, ``residuals.png``, ``friction.png`` (matplotlib, Agg backend).
 
 :func:`write_predictions` writes ``predictions.csv``: one row per sample of the
-recording, at its own timestamps (identification/validation.py): ``time_s``,
-``status`` (scored, edge, short_segment, non_finite), ``scored`` (1 = used for
-the metrics), per joint j ``measured_nm_j`` (as recorded), ``measured_filtered_nm_j``
+recording, at its own timestamps (identification/validation.py) — from a file of
+rows (ur_rtde CSV), one row per data row of the file, in its order, the rows the
+reader left out included —: ``time_s``, ``status`` (scored, edge, short_segment,
+non_finite; for rows the reader left out: not_running, non_finite, repeated — a
+repeated timestamp carries the values of the row it repeats), ``scored`` (1 =
+used for the metrics), per joint j ``measured_nm_j`` (as recorded), ``measured_filtered_nm_j``
 (low-passed like the model's inputs: what is scored), ``predicted_nm_j``,
 ``ur_model_nm_j`` (UR's model, when compared), ``baseline_nm_j`` (the plain
 least-squares baseline, identification/baseline.py, when compared) and ``moving_j`` (1 = |q̇_j| above
@@ -33,6 +36,7 @@ import numpy as np
 
 from ..dynamics.friction import friction_torque
 from ..io.model_file import DynamicModel
+from ..io.recording import FileRows
 from ..robots.model import RobotModel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,8 +112,12 @@ def write_metrics(path: str | Path, metrics: dict) -> Path:
     return path
 
 
-def write_predictions(path: str | Path, result: ValidationResult) -> Path:
-    """predictions.csv: every recording sample with its status, measured and predicted torque (module doc)."""
+def write_predictions(path: str | Path, result: ValidationResult, file_rows: FileRows | None = None) -> Path:
+    """predictions.csv: every recording sample with its status, measured and predicted torque (module doc).
+
+    With the recording's ``file_rows`` (row files: ur_rtde CSV), one row per data row of the file, in the file's
+    order: the rows the reader left out carry their reason as status, NaN values (a repeated row: the values of
+    the sample it repeats), and are never scored."""
     path = Path(path)
     n = len(result.joint_names)
     header = ["time_s", "status", "scored"]
@@ -125,14 +133,32 @@ def write_predictions(path: str | Path, result: ValidationResult) -> Path:
         header += [f"{prefix}_{j}" for j in range(n)]
     header += [f"moving_{j}" for j in range(n)]
     values = np.hstack(blocks)
+    time_s, status, scored, moving = result.time_s, result.status, result.scored.astype(int), result.moving.astype(int)
+    if file_rows is not None:
+        time_s, status, scored, values, moving = _on_file_rows(file_rows, time_s, status, scored, values, moving)
     # One format string per row over plain Python lists: ~3x faster than formatting value by value.
     row_format = "%.6f,%s,%d," + ",".join(["%.6g"] * values.shape[1]) + "," + ",".join(["%d"] * n) + "\n"
-    rows = zip(result.time_s.tolist(), result.status.tolist(), result.scored.astype(int).tolist(), values.tolist(),
-               result.moving.astype(int).tolist())
+    rows = zip(time_s.tolist(), status.tolist(), scored.tolist(), values.tolist(), moving.tolist())
     with path.open("w", encoding="ascii") as handle:
         handle.write(",".join(header) + "\n")
         handle.writelines(row_format % (t, status, scored, *v, *m) for t, status, scored, v, m in rows)
     return path
+
+
+def _on_file_rows(file_rows: FileRows, time_s, status, scored, values, moving):
+    """Per-sample columns -> one entry per data row of the file, in the file's order (:func:`write_predictions`)."""
+    if file_rows.sample_row.shape[0] != time_s.shape[0]:
+        raise ValueError(f"file_rows maps {file_rows.sample_row.shape[0]} samples, the result has {time_s.shape[0]}")
+    repeats = file_rows.dropped_repeats
+    copied = repeats >= 0
+    m = repeats.shape[0]
+    d_values, d_moving = np.full((m, values.shape[1]), np.nan), np.zeros((m, moving.shape[1]), int)
+    d_values[copied], d_moving[copied] = values[repeats[copied]], moving[repeats[copied]]
+    order = np.argsort(np.concatenate([file_rows.sample_row, file_rows.dropped_row]), kind="stable")
+    return (np.concatenate([time_s, file_rows.dropped_time_s])[order],
+            np.concatenate([status, file_rows.dropped_reason]).astype(str)[order],
+            np.concatenate([scored, np.zeros(m, int)])[order],
+            np.vstack([values, d_values])[order], np.vstack([moving, d_moving])[order])
 
 
 def _pyplot():

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["JOINT_SIGNALS", "Recording", "RecordingSource"]
+__all__ = ["JOINT_SIGNALS", "FileRows", "Recording", "RecordingSource"]
 
 #: Per-joint (N, n) signals of a :class:`Recording`, besides q and qd.
 JOINT_SIGNALS: tuple[str, ...] = (
@@ -63,6 +63,28 @@ class RecordingSource:
         """One line for reports and logs."""
         used = ", ".join(f"{k}<-{v}" for k, v in self.topics.items())
         return f"{self.path} [{self.storage}] {used}"
+
+
+@dataclass(frozen=True, eq=False)
+class FileRows:
+    """How a recording's samples map to the data rows of the file they were read from, and which rows the reader
+    left out and why: outputs with one row per row of the file (predictions.csv) are built from it."""
+
+    #: data row of each sample (0-based, the file's order), (N,)
+    sample_row: np.ndarray
+    #: data rows left out, (M,)
+    dropped_row: np.ndarray
+    #: their timestamps, s (NaN where unreadable), (M,)
+    dropped_time_s: np.ndarray
+    #: why each was left out: 'not_running' (robot or safety mode), 'non_finite', 'repeated' (an earlier timestamp)
+    dropped_reason: np.ndarray
+    #: for a 'repeated' row, the sample it repeats (index into the samples); -1 otherwise, (M,)
+    dropped_repeats: np.ndarray
+
+    @classmethod
+    def none_dropped(cls, n_samples: int) -> FileRows:
+        empty = np.zeros(0)
+        return cls(np.arange(n_samples), empty.astype(int), empty, empty.astype(str), empty.astype(int))
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +117,8 @@ class Recording:
     source: RecordingSource | None = None
     #: what the reader noticed and did (dropped samples, recovered files, ...)
     warnings: tuple[str, ...] = ()
+    #: the samples' rows in the file and the rows left out (readers of row files set it; None: not known)
+    file_rows: FileRows | None = None
 
     def __post_init__(self) -> None:
         names = tuple(self.joint_names)
@@ -154,7 +178,7 @@ class Recording:
                                           "qd_rad_s": self.qd_rad_s[index]}
         for name in self.available():
             changes[name] = getattr(self, name)[index]
-        return replace(self, **changes)
+        return replace(self, file_rows=None, **changes)  # a subset no longer maps onto the file's rows
 
     def with_warnings(self, *messages: str) -> Recording:
         """A copy with more warnings appended."""

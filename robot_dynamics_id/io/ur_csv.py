@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..robots.description import JOINT_NAMES
-from .recording import Recording, RecordingSource
+from .recording import FileRows, Recording, RecordingSource
 
 __all__ = ["RTDE_FIELDS", "UrCsvError", "read_ur_csv", "write_ur_csv"]
 
@@ -175,9 +175,13 @@ def read_ur_csv(
     modes = {name: data[:, pos[c]] for name, c in state.items()}
     data = data[:, [pos[c] for cols in selected.values() for c in cols]]
 
+    row = np.arange(data.shape[0])  # each remaining sample's data row in the file (FileRows)
+    dropped: list[tuple[np.ndarray, np.ndarray, str]] = []  # (rows, timestamps as read, reason)
     stopped = _not_running(modes)
     if stopped.any():
         t_all = arrays["timestamp"][:, 0]
+        dropped.append((row[stopped], t_all[stopped], "not_running"))
+        row = row[~stopped]
         rows = np.flatnonzero(stopped)
         warnings.append(f"{rows.size} row(s) where the robot was not running normally (robot_mode != "
                         f"{ROBOT_MODE_RUNNING} RUNNING or safety_mode not NORMAL/REDUCED: a protective or emergency "
@@ -197,12 +201,16 @@ def read_ur_csv(
         if nan_policy == "raise":
             raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop them")
         warnings.append(text + "; dropped")
+        dropped.append((row[bad], arrays["timestamp"][bad, 0], "non_finite"))
+        row = row[~bad]
         arrays = {k: v[~bad] for k, v in arrays.items()}
     t = arrays.pop("timestamp")[:, 0]
+    time_scale = 1.0
     if t.size > 1:
         step = float(np.median(np.abs(np.diff(t))))
         if MILLISECOND_STEPS[0] <= step <= MILLISECOND_STEPS[1]:
-            t = t / 1000.0
+            time_scale = 1e-3
+            t = t * time_scale
             warnings.append(f"timestamps step by {step:g} (median): read as milliseconds (RTDE records every 2-8 ms); "
                             "the file's timestamp column should be in seconds")
     order = np.argsort(t, kind="stable")
@@ -213,6 +221,9 @@ def read_ur_csv(
     if not np.all(keep):
         warnings.append(f"{int((~keep).sum())} row(s) repeat an earlier timestamp (same RTDE cycle); kept the first")
     sel = order[keep]
+    repeats = order[~keep]
+    dropped.append((row[repeats], t[repeats] / time_scale, "repeated"))
+    file_rows = _file_rows(row[sel], dropped, time_scale, repeats_of=np.cumsum(keep)[~keep] - 1)
     fields = {RTDE_FIELDS[prefix]: values[sel] for prefix, values in arrays.items()}
     storage = "ur_rtde_csv" if delimiter == "," else "rtde_record"
     return Recording(
@@ -221,8 +232,20 @@ def read_ur_csv(
         source=RecordingSource(str(path), storage,
                                {"time_s": "timestamp", **{RTDE_FIELDS[p]: p for p in arrays}}),
         warnings=tuple(warnings),
+        file_rows=file_rows,
         **fields,
     )
+
+
+def _file_rows(sample_row: np.ndarray, dropped: list[tuple[np.ndarray, np.ndarray, str]], time_scale: float,
+               repeats_of: np.ndarray) -> FileRows:
+    """The :class:`FileRows` of the samples kept and the rows dropped (the repeated rows last in ``dropped``)."""
+    rows = np.concatenate([r for r, _, _ in dropped]).astype(int)
+    reasons = np.concatenate([np.full(r.size, why) for r, _, why in dropped]).astype(str)
+    repeats = np.concatenate([np.full(rows.size - repeats_of.size, -1), repeats_of]).astype(int)
+    times = np.concatenate([np.asarray(t, float) for _, t, _ in dropped]) * time_scale
+    return FileRows(sample_row=sample_row, dropped_row=rows, dropped_time_s=times, dropped_reason=reasons,
+                    dropped_repeats=repeats)
 
 
 def _numbers(path: Path, body: list[str], delimiter: str | None, used: list[int], warnings: list[str]) -> np.ndarray:

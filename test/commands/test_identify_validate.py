@@ -261,6 +261,32 @@ def test_predictions_cover_every_sample_at_the_recordings_timestamps(data, tmp_p
     assert len(training) - 1 == 2000
 
 
+def test_predictions_of_a_csv_have_one_row_per_row_of_the_file(data, tmp_path):
+    """A host-polled ur_rtde file repeats cycles; a NaN row is dropped under --nan-policy drop. predictions.csv still
+    lines up row by row with the file: the rows the reader left out are there, with their reason."""
+    lines = open(data["check_csv"]).read().splitlines()
+    cells = lines[300].split(",")
+    cells[2] = "nan"
+    lines[300] = ",".join(cells)
+    for row in (700, 500, 100):  # later first: the indices stay those of the original file
+        lines.insert(row + 1, lines[row])
+    path = tmp_path / "polled.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", path, "--out", tmp_path / "v",
+               "--nan-policy", "drop") == 0
+    rows = (tmp_path / "v/predictions.csv").read_text().splitlines()[1:]
+    assert len(rows) == len(lines) - 1
+    status = [r.split(",")[1] for r in rows]
+    assert [k for k, s in enumerate(status) if s == "repeated"] == [100, 501, 702]  # data rows after the inserts
+    assert [k for k, s in enumerate(status) if s == "non_finite"] == [300]
+    file_times = [float(line.split(",", 1)[0]) for line in lines[1:]]
+    np.testing.assert_allclose([float(r.split(",", 1)[0]) for r in rows], file_times, atol=1e-6)
+    for k in (100, 501, 702):  # a repeated cycle carries the values of the row it repeats, unscored
+        assert rows[k].split(",")[2:] != rows[k - 1].split(",")[2:] and rows[k].split(",")[3:] == rows[k - 1].split(",")[3:]
+    assert rows[300].split(",")[2] == "0" and set(rows[300].split(",")[3:-6]) == {"nan"}
+
+
 def test_output_paths_are_checked_before_any_work(data, tmp_path, capsys):
     a_file = tmp_path / "file"
     a_file.write_text("x")

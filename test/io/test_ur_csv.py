@@ -211,3 +211,29 @@ def test_timestamps_in_milliseconds_are_read_as_such_with_a_warning(tmp_path: Pa
     np.testing.assert_allclose(out.time_s, rec.time_s, atol=1e-6)
     assert any("milliseconds" in w for w in out.warnings)
     assert not read_ur_csv(write_ur_csv(tmp_path / "s.csv", rec)).warnings
+
+
+def test_file_rows_map_every_sample_and_every_row_left_out(tmp_path: Path) -> None:
+    """predictions.csv keeps one row per data row of the file: the reader says which row each sample came from and
+    which rows it left out, why, and (for a repeated cycle) which sample the row repeats."""
+    n = 20
+    robot_mode, safety_mode = [7] * n, [1] * n
+    safety_mode[3] = 3  # protective stop
+    path = _with_modes(tmp_path, robot_mode, safety_mode)
+    lines = path.read_text().splitlines()
+    cells = lines[9].split(",")  # data row 8
+    cells[3] = "nan"
+    lines[9] = ",".join(cells)
+    lines.insert(13, lines[12])  # data row 11 repeated as data row 12
+    path.write_text("\n".join(lines) + "\n")
+    out = read_ur_csv(path, nan_policy="drop")
+    rows = out.file_rows
+    t = _recording(n).time_s
+    assert out.n_samples == n - 2
+    np.testing.assert_array_equal(rows.sample_row, [k for k in range(n + 1) if k not in (3, 8, 12)])
+    np.testing.assert_array_equal(rows.dropped_row, [3, 8, 12])
+    np.testing.assert_array_equal(rows.dropped_reason, ["not_running", "non_finite", "repeated"])
+    np.testing.assert_allclose(rows.dropped_time_s, t[[3, 8, 11]], atol=5e-7)
+    repeated = rows.dropped_repeats[2]
+    assert rows.dropped_repeats[:2].tolist() == [-1, -1] and out.time_s[repeated] == pytest.approx(t[11], abs=5e-7)
+    assert out.select(slice(0, 5)).file_rows is None  # a subset no longer maps onto the file
