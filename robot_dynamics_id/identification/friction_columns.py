@@ -5,8 +5,8 @@ load-dependent Coulomb, odd polynomial viscous law, Dahl presliding) each joint 
 shape constants (Stribeck velocity x_s, Coulomb smoothing v_k, presliding distance delta)
 its columns are evaluated with. For those constants and a given load torque the model is
 linear in its parameters. :class:`ColumnCache` evaluates the columns on the full-rate
-velocity (the presliding state on the full-rate travel, the trapezoidal integral of ``qd``; the
-load torque carried
+velocity (the presliding state on the full-rate travel, the integral of ``qd`` timed as the
+recording's velocity is: preprocessing.velocity_travel_weight; the load torque carried
 from the decimated samples to the full rate by a cubic spline), then low-passes, trims and
 decimates them exactly like the measured torque (Gautier's parallel filtering;
 identification/preprocessing.py). Also here: the standstill row mask and the
@@ -160,10 +160,12 @@ class ColumnCache:
             rows = [np.flatnonzero(data.segment_id == s) for s in range(len(data.full_rate_qd_rad_s))]
             self.qd = list(data.full_rate_qd_rad_s)
             self.t = list(data.full_rate_time_s)
-            # travel between samples by the trapezoidal rule on the samples' own steps (qd_k dt alone would lag
-            # half a sample; a median period would miscount the travel across a repeated or skipped cycle). The
-            # small motions of a joint settling at a stop count too: they move the presliding state.
-            self.dq = [0.5 * (qd + np.concatenate([qd[:1], qd[:-1]])) * np.diff(t, prepend=t[0])[:, None]
+            # travel between samples on the samples' own steps (a median period would miscount the travel across
+            # a repeated or skipped cycle), weighting the two velocities as the recording's velocity is timed
+            # (preprocessing.velocity_travel_weight: 0.5 the trapezoid, 1 a backward difference). The small
+            # motions of a joint settling at a stop count too: they move the presliding state.
+            w = data.travel_weight
+            self.dq = [(w * qd + (1.0 - w) * np.concatenate([qd[:1], qd[:-1]])) * np.diff(t, prepend=t[0])[:, None]
                        for qd, t in zip(self.qd, self.t)]
             # the fast filter below assumes evenly spaced samples: uneven segments take the exact one
             self._even = [even_grid(t, data.full_rate_period_s) is None for t in self.t]

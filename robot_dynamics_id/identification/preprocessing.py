@@ -54,6 +54,7 @@ __all__ = [
     "find_segments",
     "parallel_friction_columns",
     "preprocess",
+    "velocity_travel_weight",
 ]
 
 
@@ -134,6 +135,8 @@ class PreprocessedData:
     #: True for samples within the filter's edge transient of their segment (only with keep_all_samples)
     edge: np.ndarray | None = None
     keep_all_samples: bool = False
+    #: w of the travel between samples, dq_k = dt_k (w qd_k + (1 - w) qd_{k-1}) (:func:`velocity_travel_weight`)
+    travel_weight: float = 0.5
 
     def parallel_filter(self, function) -> np.ndarray:
         """Apply ``function`` (full-rate velocity (M, n) -> array (M, ...)) per segment, then the torque's
@@ -171,6 +174,7 @@ class PreprocessedData:
         return {"samples": self.n_samples, "sample_rate_hz": self.sample_rate_hz, "cutoff_hz": self.cutoff_hz,
                 "decimation": self.decimation, "segments": self.n_segments, "gaps": self.n_gaps,
                 "dropped_rows": self.n_dropped_rows, "bridged_gaps": self.n_bridged_gaps,
+                "velocity_travel_weight": self.travel_weight,
                 "duration_s": float(self.n_samples / self.sample_rate_hz) if self.sample_rate_hz else 0.0}
 
 
@@ -254,6 +258,32 @@ def zero_phase_lowpass(sos: np.ndarray, values: np.ndarray, time_s: np.ndarray, 
     filtered = scipy.signal.sosfiltfilt(sos, interpolate_rows(grid, time_s, values), axis=0,
                                         padlen=min(padlen, grid.shape[0] - 1))
     return interpolate_rows(time_s, grid, filtered)
+
+
+def velocity_travel_weight(time_s: np.ndarray, q_rad: np.ndarray, qd_rad_s: np.ndarray,
+                           segments: list[slice]) -> float:
+    """How a recorded velocity is timed against the positions: the w, in [0, 1], for which
+    ``q_k - q_{k-1} = dt_k (w qd_k + (1 - w) qd_{k-1})`` holds best (least squares over every step of every
+    segment; 0.5 when nothing moves).
+
+    0.5 is a velocity of the sample's instant (the trapezoidal rule); 1 a velocity that is the mean over the
+    step just ended (a backward difference of positions, which is what the simulated UR reports and an encoder
+    velocity usually is); a 100 Hz file of a 500 Hz controller's 2 ms mean velocity gives about 0.6. The
+    presliding state follows the travel (:class:`~.friction_columns.ColumnCache`): integrated with the
+    trapezoid, a backward-difference velocity lags half a step, and a presliding distance is a fraction of a
+    millirad, a few steps of travel. The positions fix the timing; the velocity, less noisy, then gives the
+    travel (differences of quantised positions would move the state at standstill).
+    """
+    num = den = 0.0
+    for seg in segments:
+        if seg.stop - seg.start < 3:
+            continue
+        v = qd_rad_s[seg]
+        x = np.diff(v, axis=0)
+        y = np.diff(q_rad[seg], axis=0) / np.diff(time_s[seg])[:, None] - v[:-1]
+        num += float(np.sum(x * y))
+        den += float(np.sum(x * x))
+    return float(np.clip(num / den, 0.0, 1.0)) if den > 0 else 0.5
 
 
 def _velocity_for_cutoff(t: np.ndarray, q: np.ndarray, qd: np.ndarray | None, period_s: float) -> np.ndarray:
@@ -377,6 +407,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
             f"{max(s.stop - s.start for s in segments)} samples). Record longer or lower min_segment_s"
         )
     n_gaps = len(segments) - 1
+    # a velocity differentiated here is central (np.gradient): the instant of the sample
+    weight = 0.5 if qd is None else velocity_travel_weight(t, q, qd, segments)
     return PreprocessedData(
         time_s=np.concatenate(out["t"]), q_rad=np.vstack(out["q"]), qd_rad_s=np.vstack(out["qd"]),
         qdd_rad_s2=np.vstack(out["qdd"]), torque=np.vstack(out["tau"]), segment_id=np.concatenate(out["seg"]),
@@ -384,7 +416,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         n_dropped_rows=n_bad, n_bridged_gaps=n_bridged, extra={k: np.vstack(v) for k, v in out_extra.items()},
         full_rate_qd_rad_s=tuple(out["qd_full"]), full_rate_time_s=tuple(out["t_full"]), filter_sos=sos, trim_samples=trim,
         source_index=np.concatenate(out["row"]), edge=np.concatenate(out["edge"]),
-        keep_all_samples=opts.keep_all_samples,
+        keep_all_samples=opts.keep_all_samples, travel_weight=weight,
     )
 
 

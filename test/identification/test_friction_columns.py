@@ -59,3 +59,21 @@ def test_columns_of_a_host_polled_recording_are_the_filtered_torque(friction_onl
     assert data.n_segments == 1 and data.n_gaps == 0
     assert (data.n_bridged_gaps > 0) == (missed == "up to three cycles")
     assert np.all(error < 0.005), error
+
+
+def test_presliding_travel_follows_how_the_recorded_velocity_is_timed(friction_only):
+    """A velocity that is the mean over the step just ended (a backward difference of positions, as the simulated
+    UR reports) integrated with the trapezoid lags the travel by half a step: the preprocessing finds the timing from
+    the positions (weight 1 here, 0.5 for an instantaneous velocity) and the presliding state is then exact."""
+    friction, t, q, qd, tau = friction_only
+    backward = np.diff(q, axis=0, prepend=q[:1]) / PERIOD_S
+    backward[0] = qd[0]
+    keep = np.arange(t.size)
+    data, error = _parallel_error(friction, t, q, backward, tau, keep)
+    assert data.travel_weight == pytest.approx(1.0, abs=0.01)
+    assert np.all(error < 2e-3), error
+    trapezoid = friction_torque_preprocessed(friction, replace(data, travel_weight=0.5))
+    lagging = np.sqrt(np.mean((trapezoid - data.torque) ** 2, axis=0) / np.mean(data.torque ** 2, axis=0))
+    assert np.all(lagging > 3 * error), (lagging, error)
+    assert preprocess(t, q, tau, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=3.0)).travel_weight == \
+        pytest.approx(0.5, abs=0.01)
