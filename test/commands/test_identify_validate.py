@@ -287,6 +287,20 @@ def test_predictions_of_a_csv_have_one_row_per_row_of_the_file(data, tmp_path):
     assert rows[300].split(",")[2] == "0" and set(rows[300].split(",")[3:-6]) == {"nan"}
 
 
+def test_a_gap_in_the_training_data_is_reported_with_what_was_kept(data, tmp_path, capsys):
+    lines = open(data["train_csv"]).read().splitlines()
+    path = tmp_path / "paused.csv"
+    path.write_text("\n".join(lines[:800] + lines[850:]) + "\n")  # 0.5 s missing at 100 Hz
+    assert _identify(path, tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0
+    err = capsys.readouterr().err
+    assert "1 gap(s) in the timestamps (steps over 3x the 10 ms period, longer than 20 ms) split the recording into " \
+           "2 kept segment(s)" in err
+    summary = json.loads((tmp_path / "m/summary.json").read_text())
+    assert any("gap(s) in the timestamps" in w for w in summary["warnings"])
+    assert _identify(data["train_csv"], tmp_path / "m2", "--drive-gains", _gains(UR3_GAINS)) == 0
+    assert "gap(s) in the timestamps" not in capsys.readouterr().err
+
+
 def test_output_paths_are_checked_before_any_work(data, tmp_path, capsys):
     a_file = tmp_path / "file"
     a_file.write_text("x")
