@@ -88,6 +88,10 @@ JOINT_SCALE_SPREAD = 1.5
 GRAVITY_COMPENSATED_SCALE = 0.15
 #: a joint carries the scale check when its nominal gravity torque spans at least this fraction of its rating
 MIN_GRAVITY_SPREAD_OF_RATING = 0.05
+#: the per-joint scale fit leaves out a joint's rows at rest (|qd| below this, rad/s: the moving threshold of the
+#: metrics) while at least MIN_MOVING_FRACTION of the rows move and keep half the gravity torque's spread
+STANDSTILL_RAD_S = 0.02
+MIN_MOVING_FRACTION = 0.2
 #: samples used for the check (evenly spread; the check needs the shape of the motion, not every sample)
 MAX_CHECK_SAMPLES = 3000
 #: identified total mass of links 2..n outside this ratio of the nominal: warning
@@ -181,11 +185,16 @@ def gravity_scale(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm) -> 
     spread = np.ptp(gravity, axis=0)
     checked = spread >= MIN_GRAVITY_SPREAD_OF_RATING * np.asarray(robot.torque_limit_nm, float)
     for j in np.flatnonzero(checked):
-        columns = np.column_stack([gravity[:, j], inertial[:, j], np.tanh(qd[idx, j] / 0.02), qd[idx, j],
-                                   np.ones(idx.size)])
+        # A joint at rest holds a torque its friction terms cannot tell (presliding: the sign of the last motion,
+        # any size up to the static level): its rows are left out when the moving ones suffice.
+        rows = np.abs(qd[idx, j]) >= STANDSTILL_RAD_S
+        if rows.sum() < MIN_MOVING_FRACTION * idx.size or np.ptp(gravity[rows, j]) < 0.5 * spread[j]:
+            rows = np.ones(idx.size, bool)
+        columns = np.column_stack([gravity[rows, j], inertial[rows, j], np.tanh(qd[idx[rows], j] / 0.02),
+                                   qd[idx[rows], j], np.ones(rows.sum())])
         norms = np.linalg.norm(columns, axis=0)
         norms[norms == 0] = 1.0
-        coef, *_ = np.linalg.lstsq(columns / norms, tau[idx, j], rcond=None)
+        coef, *_ = np.linalg.lstsq(columns / norms, tau[idx[rows], j], rcond=None)
         coef = coef / norms
         a_g[j], a_i[j] = coef[0], coef[1]
     return TorqueScale(robot=robot.name, gravity_coefficient=a_g, inertial_coefficient=a_i, checked=checked)
