@@ -201,12 +201,15 @@ def run_robot(robot_name: str, *, duration_s: float, truth_seed: int, anneal_ite
                                    plots=False)
             t_csv = time.perf_counter() - t0
         csv_gain_error = np.asarray(csv_gains["drive_gains_nm_per_a"]) / truth.drive_gains_nm_per_a - 1.0
-        csv_fit = np.asarray(summary["validation_fit_percent"])
+        # judged like the in-memory path above: at the model's own cut-off (the job also scores at 10 Hz, printed)
+        csv_fit = np.asarray(summary["validation_at_model_cutoff"]["fit_percent"])
+        csv_fit_10 = np.asarray(summary["validation_fit_percent"])
         csv_ok = (bool(np.all(csv_fit >= FIT_BAR_PERCENT)) and summary["physically_consistent"]
                   and bool(np.all(np.abs(csv_gain_error) < GAIN_ERROR_BAR)))
         print(f"ur_rtde CSV files (job.run_drive_gains on train.csv + train_payload.csv, then rdi identify --data "
               f"train.csv --validate validation.csv --torque-source current --drive-gains <those>), {t_csv:.1f} s:")
-        print(f"  gain error % {_fmt(100 * csv_gain_error)}; validation fit % {_fmt(csv_fit)}; physically consistent "
+        print(f"  gain error % {_fmt(100 * csv_gain_error)}; validation fit % {_fmt(csv_fit)} (scored at "
+              f"{summary['cutoff_hz']:g} Hz: {_fmt(csv_fit_10)}); physically consistent "
               f"{summary['physically_consistent']} ({_ok(csv_ok)})")
     return gains_ok and fit_ok and consistent_ok and base_ok and csv_ok
 

@@ -28,6 +28,11 @@ never use. Per seed:
    * UR's model: the recording's ``target_current`` x the same gain (in the simulator: the
      nominal rigid-body model, no friction);
 
+   * ours as a lab scores the file the tool writes: ``predictions.csv`` of ``rdi validate`` (the default
+     scoring cut-off, identification/metrics.py ``scoring_cutoff_hz``; and, for comparison, the model's
+     training cut-off, the default before) against this script's 10 Hz signal, over the rows it predicts,
+     divided by OLS on the same rows;
+
    * the in-tool comparison (``rdi identify --validate --compare-baseline``: identification/job.py
      ``baseline_comparison``): the same kind of baseline fitted and scored by the package with its own
      preprocessing at the same 10 Hz, printed beside this script's ratio, so a lab can tell how what the
@@ -65,6 +70,8 @@ import scipy.signal  # noqa: E402
 from robot_dynamics_id.dynamics.friction import steady_friction_curve  # noqa: E402
 from robot_dynamics_id.excitation.point_to_point import PointToPointSettings, point_to_point_trajectory  # noqa: E402
 from robot_dynamics_id.identification.job import baseline_comparison  # noqa: E402
+from robot_dynamics_id.identification.metrics import scoring_cutoff_hz  # noqa: E402
+from robot_dynamics_id.identification.validation import validate_recording  # noqa: E402
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_torque  # noqa: E402
 from robot_dynamics_id.robots.model import load_robot  # noqa: E402
 from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation, planned_fourier_excitation  # noqa: E402
@@ -132,9 +139,13 @@ def ols_columns(model: pin.Model, s: dict) -> np.ndarray:
     return np.vstack(rows)
 
 
-def moving_rre(predicted: np.ndarray, s: dict) -> np.ndarray:
-    """Per joint ||tau - tau_hat|| / ||tau|| over the samples where the joint moves (%)."""
+def moving_rre(predicted: np.ndarray, s: dict, rows: np.ndarray | None = None) -> np.ndarray:
+    """Per joint ||tau - tau_hat|| / ||tau|| over the samples where the joint moves (%), of ``rows`` (a mask)
+    when given."""
     moving = np.abs(s["qd"]) > MOVING_RAD_S
+    if rows is not None:
+        moving &= rows[:, None]
+        predicted = np.where(rows[:, None], predicted, 0.0)
     err = np.where(moving, s["tau"] - predicted, 0.0)
     ref = np.where(moving, s["tau"], 0.0)
     return 100.0 * np.linalg.norm(err, axis=0) / np.linalg.norm(ref, axis=0)
@@ -240,6 +251,20 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
                                           rm).metrics["moving_rre_ratio_to_baseline"]
             out[(rate, name)]["in_tool"] = np.asarray(in_tool)
             print(f"   {name:>4}  ours / LS, in the tool       " + "  ".join(f"{v:5.2f}" for v in in_tool))
+            # what a lab scoring predictions.csv of `rdi validate` against its own 10 Hz signal gets: the tool's
+            # default scoring cut-off (metrics.scoring_cutoff_hz), and the model's training cut-off (the
+            # default before the tenth session), on the rows the file predicts, OLS on the same rows
+            ols_all = (ols_columns(rm.model, s) @ theta).reshape(-1, n)
+            for label, cutoff in (("predictions.csv / OLS", scoring_cutoff_hz(1.0 / rec.sample_period_s,
+                                                                                result.data.cutoff_hz)),
+                                  ("same, training cut-off", result.data.cutoff_hz)):
+                written = validate_recording(result.model, rec, rec.current_a * gains, rm, cutoff_hz=cutoff)
+                rows = np.all(np.isfinite(written.predicted_nm), axis=1)
+                ratio_csv = (moving_rre(np.nan_to_num(written.predicted_nm), s, rows)
+                             / moving_rre(ols_all, s, rows))
+                out[(rate, name)][label] = ratio_csv
+                print(f"   {name:>4}  ours {label:<22} " + "  ".join(f"{v:5.2f}" for v in ratio_csv)
+                      + f"  ({cutoff:g} Hz)")
         if rate.endswith("j"):
             # the scoring above filters the uneven validation samples as if evenly spaced, for both methods (as a
             # short script would): this row scores the same model on the evenly spaced samples of the same runs,
@@ -290,6 +315,10 @@ def main() -> int:
             print(f"             ours/OLS median {np.round(ratio, 2).tolist()}, worst seed {np.round(worst, 2).tolist()}"
                   f" (bar {RATIO_BAR}: {'PASS' if ok else 'FAIL'}); in the tool (--compare-baseline) "
                   f"{np.round(in_tool, 2).tolist()}")
+            for label in ("predictions.csv / OLS", "same, training cut-off"):
+                values = [r[(rate, name)][label] for r in results]
+                print(f"             ours {label}: median {np.round(np.median(values, axis=0), 2).tolist()}, worst "
+                      f"seed {np.round(np.max(values, axis=0), 2).tolist()}")
         checks = [c for r in results for c in r[(rate, "friction")]]
         excited = [within for ex, within, _ in checks if ex]
         ok = bool(excited) and all(excited)

@@ -175,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
         print("validation moving-sample RRE per joint (%): "
               + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
         print("validation RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in summary["validation_rms_nm"]))
+        at_model = summary.get("validation_at_model_cutoff")
+        if at_model and at_model["cutoff_hz"] != summary["cutoff_hz"]:
+            print(f"validation fit per joint at the model's own {at_model['cutoff_hz']:.3g} Hz cut-off (%): "
+                  + ", ".join(f"{v:.1f}" for v in at_model["fit_percent"]))
     for label, metrics in (summary.get("ur_model_comparison") or {}).items():
         print_ur_comparison(metrics, label)
     baseline = summary.get("baseline_comparison")

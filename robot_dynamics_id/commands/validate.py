@@ -21,7 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", help="the robot the data come from; must be the model's (checked), default: "
                                         "the model's")
     parser.add_argument("--cutoff-hz", type=float, metavar="HZ",
-                        help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: the "
+                        help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: 10, "
+                             "issue 15's scoring protocol; less on a recording slower than 25 Hz; never below the "
                              "cut-off the model was identified with)")
     add_data_arguments(parser, validate=True)
     add_collision_arguments(parser)

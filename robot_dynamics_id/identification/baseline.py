@@ -27,6 +27,7 @@ import scipy.linalg
 
 from ..dynamics.regressor import rigid_body_regressor
 from ..robots.model import RobotModel
+from .metrics import SCORING_CUTOFF_HZ, scoring_cutoff_hz
 from .preprocessing import PreprocessedData
 
 __all__ = ["BASELINE_DESCRIPTION", "COMPARISON_CUTOFF_HZ", "comparison_cutoff_hz", "fit_baseline",
@@ -36,17 +37,14 @@ BASELINE_DESCRIPTION = ("ordinary least squares: rigid-body regressor + per-join
                         "unconstrained, every training sample")
 #: samples per chunk of the regressor (bounded memory on long recordings)
 CHUNK_SAMPLES = 5000
-#: low-pass cut-off of the comparison, Hz: issue 15's scoring (current x gain, 10 Hz zero-phase low-pass)
-COMPARISON_CUTOFF_HZ = 10.0
-#: the comparison's cut-off stays below this fraction of the sample rate (a 4th-order Butterworth filter
-#: needs the cut-off well inside the Nyquist band)
-MAX_CUTOFF_FRACTION_OF_RATE = 0.4
+#: low-pass cut-off of the comparison, Hz: the scoring of every validation (metrics.SCORING_CUTOFF_HZ)
+COMPARISON_CUTOFF_HZ = SCORING_CUTOFF_HZ
 
 
 def comparison_cutoff_hz(sample_rate_hz: float, model_cutoff_hz: float) -> float:
-    """:data:`COMPARISON_CUTOFF_HZ`, or less on a slow recording (at most 0.4 x its rate), never below the
-    model's own cut-off."""
-    return float(max(model_cutoff_hz, min(COMPARISON_CUTOFF_HZ, MAX_CUTOFF_FRACTION_OF_RATE * sample_rate_hz)))
+    """The comparison's cut-off: :func:`~.metrics.scoring_cutoff_hz` (10 Hz, less on a slow recording, never
+    below the model's own cut-off)."""
+    return scoring_cutoff_hz(sample_rate_hz, model_cutoff_hz)
 
 
 def _columns(robot: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:

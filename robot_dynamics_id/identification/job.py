@@ -41,7 +41,7 @@ from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
 from ..progress import ProgressCallback, scaled
 from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
-from .metrics import MOVING_THRESHOLD_RAD_S
+from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
 from .torque_source import TORQUE_SOURCES, TorqueSignal, motor_currents, select_torque, ur_model_torque
 
@@ -371,10 +371,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     _check_cancel(cancel)
     _report(progress, 0.7, "check fit")
     ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
-    training = validate_recording(result.model, recording, signal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
+    training = validate_recording(result.model, recording, signal.torque_nm, rm,
+                                  cutoff_hz=scoring_cutoff_hz(1.0 / recording.sample_period_s, result.data.cutoff_hz),
                                   preprocessing=options.preprocessing, moving_threshold_rad_s=moving_threshold_rad_s,
                                   ur_model_nm=ur_training)
-    validation = None
+    validation = validation_at_model_cutoff = None
     if validation_path is not None:
         _report(progress, 0.8, "validation")
         vrec = load_recording(validation_path, robot=rm, read=read)
@@ -383,11 +384,18 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
         warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
-        validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
+        validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm,
+                                        cutoff_hz=scoring_cutoff_hz(1.0 / vrec.sample_period_s, result.data.cutoff_hz),
                                         preprocessing=options.preprocessing,
                                         moving_threshold_rad_s=moving_threshold_rad_s,
                                         ur_model_nm=_ur_model(vrec, vsignal, gains) if compare_ur_model else None)
         problems += doubtful_fits(validation.metrics, names, "validation")
+        # the same run scored at the model's own cut-off: what the identification's filter lets it claim
+        at_model = validate_recording(result.model, vrec, vsignal.torque_nm, rm, cutoff_hz=result.data.cutoff_hz,
+                                      preprocessing=options.preprocessing,
+                                      moving_threshold_rad_s=moving_threshold_rad_s).metrics
+        validation_at_model_cutoff = {k: at_model[k] for k in ("cutoff_hz", "fit_percent", "moving_rre_percent",
+                                                               "rms_nm")}
         if compare_baseline:
             compared = baseline_comparison(result, recording, options, vrec, vsignal.torque_nm, rm,
                                            moving_threshold_rad_s=moving_threshold_rad_s)
@@ -410,6 +418,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         "validation_fit_percent": None if validation is None else validation.metrics["fit_percent"],
         "validation_moving_rre_percent": None if validation is None else validation.metrics["moving_rre_percent"],
         "validation_rms_nm": None if validation is None else validation.metrics["rms_nm"],
+        "validation_at_model_cutoff": validation_at_model_cutoff,
         "physically_consistent": consistent,
         "friction_terms": list(result.model.friction.terms),
         "physically_consistent_links": result.physically_consistent_links.tolist(),
@@ -432,7 +441,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     with staged_output(out, command="identify") as stage:
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
                      plots=plots, extra={"status": status, "problems": problems, "warnings": warnings,
-                                         "data_checks": checks, "training_every_sample": training.metrics})
+                                         "data_checks": checks, "training_every_sample": training.metrics,
+                                         "validation_at_model_cutoff": validation_at_model_cutoff})
         write_predictions(stage / "predictions.csv", training, recording.file_rows)
         if validation is not None:
             write_predictions(stage / "validation_predictions.csv", validation, vrec.file_rows)
@@ -524,7 +534,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                  cutoff_hz: float | None = None, cancel: threading.Event | None = None) -> dict:
     """Score a model on another recording; write metrics.json and predictions.csv (every sample, Nm).
 
-    ``cutoff_hz``: low-pass of measurement and model inputs (default: the model's training cut-off).
+    ``cutoff_hz``: low-pass of measurement and model inputs (default: metrics.scoring_cutoff_hz, 10 Hz).
     Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
     from .report import write_metrics, write_predictions
     from .validation import doubtful_fits, validate_recording
@@ -547,10 +557,11 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
     signal = select_torque(recording, source, gains)
-    cutoff = cutoff_hz if cutoff_hz is not None else (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
-    cutoff = float(cutoff) if cutoff else None
-    check_warnings, checks = _checked_signal(
-        recording, rm, signal, cutoff, label=f"the model's robot {model.robot}",
+    trained = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
+    cutoff = cutoff_hz if cutoff_hz is not None else scoring_cutoff_hz(1.0 / recording.sample_period_s,
+                                                                       float(trained) if trained else None)
+    check_warnings, checks = _checked_signal(  # checked as the training data were (the model's cut-off)
+        recording, rm, signal, float(trained) if trained else cutoff, label=f"the model's robot {model.robot}",
         robot_fix="validate a model identified for {robot}", skip_robot_check=skip_robot_check)
     _check_cancel(cancel)
     ur = _ur_model(recording, signal, gains) if compare_ur_model else None

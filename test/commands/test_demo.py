@@ -58,6 +58,14 @@ def test_the_demo_fails_when_it_misses_an_accuracy_target():
     assert missed_targets(_summary()) == []
     assert "validation fit" in missed_targets(_summary(identification={
         "physically_consistent_links": [True] * 6, "validation_fit_percent": [98.0] * 5 + [96.0]}))[0]
+    # judged at the model's own cut-off when the identifier reports it (10 Hz scores carry 3x the current noise)
+    at_model = {"cutoff_hz": 3.0, "fit_percent": [98.0] * 6}
+    assert missed_targets(_summary(identification={
+        "physically_consistent_links": [True] * 6, "validation_fit_percent": [98.0] * 5 + [96.0],
+        "validation_at_model_cutoff": at_model})) == []
+    assert "at the model's cut-off" in missed_targets(_summary(identification={
+        "physically_consistent_links": [True] * 6, "validation_fit_percent": [98.0] * 6,
+        "validation_at_model_cutoff": {**at_model, "fit_percent": [98.0] * 5 + [96.9]}}))[0]
     assert "force error" in missed_targets(_summary(control={"ran": True, "force_error_abs_max_n": 1.2}))[0]
     assert "drive gains" in missed_targets(_summary(drive_gain_errors_percent=[0.1] * 5 + [2.5]))[0]
     # a quick run judges only what does not depend on its length
