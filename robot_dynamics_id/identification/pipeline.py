@@ -337,7 +337,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         raise InsufficientExcitationError(
             f"{exc} The recording has {data.n_gaps} gap(s) (timestamp steps over "
             f"{options.preprocessing.gap_factor:g}x the median period and too long to bridge: dropped samples, a "
-            f"paused or stopped recording): {data.n_segments} segment(s) of {data.summary()['duration_s']:.1f} s in all remain after "
+            f"paused or stopped recording): {data.n_segments} segment(s) of "
+            f"{data.summary()['duration_s']:.1f} s in all remain after "
             "trimming each one's filter edges. A recording without gaps keeps all of its motion",
             exc.unidentifiable) from None
     if options.friction:

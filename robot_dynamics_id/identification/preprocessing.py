@@ -414,7 +414,8 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         qdd_rad_s2=np.vstack(out["qdd"]), torque=np.vstack(out["tau"]), segment_id=np.concatenate(out["seg"]),
         sample_rate_hz=fs / decimation, cutoff_hz=cutoff, decimation=decimation, n_segments=kept, n_gaps=n_gaps,
         n_dropped_rows=n_bad, n_bridged_gaps=n_bridged, extra={k: np.vstack(v) for k, v in out_extra.items()},
-        full_rate_qd_rad_s=tuple(out["qd_full"]), full_rate_time_s=tuple(out["t_full"]), filter_sos=sos, trim_samples=trim,
+        full_rate_qd_rad_s=tuple(out["qd_full"]), full_rate_time_s=tuple(out["t_full"]), filter_sos=sos,
+        trim_samples=trim,
         source_index=np.concatenate(out["row"]), edge=np.concatenate(out["edge"]),
         keep_all_samples=opts.keep_all_samples, travel_weight=weight,
     )

@@ -283,7 +283,8 @@ def test_predictions_of_a_csv_have_one_row_per_row_of_the_file(data, tmp_path):
     file_times = [float(line.split(",", 1)[0]) for line in lines[1:]]
     np.testing.assert_allclose([float(r.split(",", 1)[0]) for r in rows], file_times, atol=1e-6)
     for k in (100, 501, 702):  # a repeated cycle carries the values of the row it repeats, unscored
-        assert rows[k].split(",")[2:] != rows[k - 1].split(",")[2:] and rows[k].split(",")[3:] == rows[k - 1].split(",")[3:]
+        this, before = rows[k].split(","), rows[k - 1].split(",")
+        assert this[2:] != before[2:] and this[3:] == before[3:]
     assert rows[300].split(",")[2] == "0" and set(rows[300].split(",")[3:-6]) == {"nan"}
 
 
