@@ -26,7 +26,10 @@ z of ``dz/dq = (sgn(dq) - z) / delta``). What this module does with it:
   log delta for presliding joints) on a fine grid then a bounded refinement, every linear
   parameter re-solved in closed form for each trial (the normal equations are updated
   for the one joint's columns that change), coordinate-wise until no constant moves by
-  more than 2 % (x_s and delta trade at reversals). The searches filter the trial
+  more than 2 % (x_s and delta trade at reversals). The residual over x_s often has two
+  valleys whose order depends on delta, so a presliding joint is searched from each of
+  the :data:`SHAPE_STARTS` lowest valleys of its x_s profile, each refined with delta,
+  and keeps the lowest (:class:`_JointShapes`). The searches filter the trial
   columns at a reduced rate (friction_columns.ColumnCache ``fast``); the columns the
   parameters are fitted with use the exact filter. A recording longer than 60 s is
   searched on its first 60 s.
@@ -156,15 +159,41 @@ class _Projection:
 SHAPE_GRID = 25
 
 
-def _search(f: Callable[[float], float], lo: float, hi: float, grid: int = SHAPE_GRID) -> float:
-    """argmin of f over log-spaced [lo, hi]: grid then a bounded refinement around the best point."""
+def _grid(f: Callable[[float], float], lo: float, hi: float, grid: int) -> tuple[np.ndarray, np.ndarray]:
+    """(log-spaced points of [lo, hi] in log, f at each)."""
     logs = np.linspace(np.log(lo), np.log(hi), grid)
-    values = [f(float(np.exp(v))) for v in logs]
-    k = int(np.argmin(values))
-    a, b = logs[max(k - 1, 0)], logs[min(k + 1, grid - 1)]
+    return logs, np.array([f(float(np.exp(v))) for v in logs])
+
+
+def _refine(f: Callable[[float], float], logs: np.ndarray, values: np.ndarray, k: int) -> float:
+    """argmin of f between the grid neighbours of point k (bounded, in log), or point k itself."""
+    a, b = logs[max(k - 1, 0)], logs[min(k + 1, logs.size - 1)]
     res = scipy.optimize.minimize_scalar(lambda v: f(float(np.exp(v))), bounds=(a, b), method="bounded",
                                          options={"xatol": 2e-2, "maxiter": 10})
     return float(np.exp(res.x)) if res.fun <= values[k] else float(np.exp(logs[k]))
+
+
+def _search(f: Callable[[float], float], lo: float, hi: float, grid: int = SHAPE_GRID) -> float:
+    """argmin of f over log-spaced [lo, hi]: grid then a bounded refinement around the best point."""
+    logs, values = _grid(f, lo, hi, grid)
+    return _refine(f, logs, values, int(np.argmin(values)))
+
+
+#: Valleys of a joint's Stribeck-velocity profile each refined with its presliding distance (the
+#: best ones, at most this many): the two constants trade at reversals, so the valley that is lowest
+#: at the starting distance need not be the lowest once the distance follows it.
+SHAPE_STARTS = 3
+
+
+def local_minima(values: np.ndarray) -> list[int]:
+    """Indices of the local minima of a grid profile, end points included, in grid order."""
+    padded = np.concatenate([[np.inf], np.asarray(values, float), [np.inf]])
+    return [k for k in range(padded.size - 2) if padded[k + 1] <= padded[k] and padded[k + 1] <= padded[k + 2]]
+
+
+def _valleys(values: np.ndarray, keep: int | None = None) -> list[int]:
+    """The lowest ``keep`` (default ``SHAPE_STARTS``) local minima of a grid profile, lowest first."""
+    return sorted(local_minima(values), key=lambda k: values[k])[:SHAPE_STARTS if keep is None else keep]
 
 
 def _shape_columns(design: FrictionDesign, j: int, *, delta: bool) -> list[int]:
@@ -184,33 +213,96 @@ def _local_search(f: Callable[[float], float], value: float, lo: float, hi: floa
     return float(np.exp(res.x)) if res.fun < current else value
 
 
+class _JointShapes:
+    """The shape constants of one joint searched by variable projection on ``proj`` (which it updates)."""
+
+    def __init__(self, proj: _Projection, cache: ColumnCache, load: np.ndarray | None, j: int, *,
+                 stribeck: tuple[float, float] | None, presliding: tuple[float, float] | None) -> None:
+        self.proj, self.cache, self.load, self.j = proj, cache, load, j
+        self.searches: list[tuple[str, tuple[float, float], list[int]]] = []
+        if stribeck is not None:
+            self.searches.append(("stribeck_velocity_rad_s", stribeck, [0]))
+        if presliding is not None and proj.design.presliding[j]:
+            self.searches.append(("presliding_distance_rad", presliding, _shape_columns(proj.design, j, delta=True)))
+
+    def columns(self, name: str, value: float, local: list[int]) -> np.ndarray:
+        params = [self.proj.design.joint_parameters(self.j)[k] for k in local]
+        return self.cache.design_joint(self.proj.design.with_shape(self.j, **{name: value}), self.j, self.load,
+                                       params)
+
+    def rss_of(self, name: str, local: list[int]) -> Callable[[float], float]:
+        return lambda value: self.proj.rss(self.j, local, self.columns(name, value, local))
+
+    def set(self, name: str, value: float, local: list[int]) -> float:
+        """Commit ``name`` = value; the log-distance it moved."""
+        old = float(getattr(self.proj.design, name)[self.j])
+        self.proj.commit(self.j, local, self.columns(name, value, local))
+        self.proj.design = self.proj.design.with_shape(self.j, **{name: value})
+        return abs(np.log(value / old))
+
+    def sweep(self, *, global_search: bool, skip: str | None = None) -> float:
+        """One coordinate-wise pass (grid searches or local ones); the largest log-distance moved."""
+        moved = 0.0
+        for name, bounds, local in self.searches:
+            if name == skip:
+                continue
+            f = self.rss_of(name, local)
+            value = float(getattr(self.proj.design, name)[self.j])
+            best = _search(f, *bounds) if global_search else _local_search(f, value, *bounds)
+            moved = max(moved, self.set(name, best, local))
+        return moved
+
+    def rss(self) -> float:
+        name, _, local = self.searches[0]
+        return self.rss_of(name, local)(float(getattr(self.proj.design, name)[self.j]))
+
+    def multistart(self, sweeps: int, *, global_others: bool) -> float:
+        """Each valley of the Stribeck profile refined with the other constants (searched on their grid first
+        when ``global_others``); the lowest one kept. The largest log-distance a constant moved."""
+        name, bounds, local = self.searches[0]
+        f = self.rss_of(name, local)
+        logs, values = _grid(f, *bounds, SHAPE_GRID)
+        start = self.proj.design
+        found = []
+        for k in _valleys(values):
+            self.restore(start)
+            self.set(name, _refine(f, logs, values, k), local)
+            self.sweep(global_search=global_others, skip=name)
+            for _ in range(sweeps - 1):
+                if self.sweep(global_search=False) < 0.02:
+                    break
+            found.append((self.rss(), self.proj.design))
+        self.restore(min(found, key=lambda item: item[0])[1])
+        return max(abs(np.log(getattr(self.proj.design, n)[self.j] / getattr(start, n)[self.j]))
+                   for n, _, _ in self.searches)
+
+    def restore(self, design: FrictionDesign) -> None:
+        """Make ``design`` the current one, its columns of this joint committed."""
+        self.proj.design = design
+        every = sorted({k for _, _, local in self.searches for k in local})
+        params = [design.joint_parameters(self.j)[k] for k in every]
+        self.proj.commit(self.j, every, self.cache.design_joint(design, self.j, self.load, params))
+
+
 def _search_shapes(proj: _Projection, cache: ColumnCache, load: np.ndarray | None, *, stribeck: bool,
                    stribeck_range: tuple[float, float], presliding_range: tuple[float, float] | None,
                    sweeps: int = 4, global_first: bool = True) -> FrictionDesign:
-    """Per joint, Stribeck velocity and presliding distance by variable projection, coordinate-wise:
-    a global grid search of each in the first sweep, then local refinements until no constant moves by
-    more than 2 % (the two trade with each other at reversals, so one pass does not settle them)."""
+    """Per joint, Stribeck velocity and presliding distance by variable projection, coordinate-wise: in
+    the first sweep a global grid search of each, then local refinements until no constant moves by more
+    than 2 % (the two trade with each other at reversals, so one pass does not settle them). A joint with
+    both is searched from each valley of its Stribeck profile in the first two sweeps
+    (``_JointShapes.multistart``; the second after the other joints have moved)."""
     for sweep in range(sweeps):
         moved = 0.0
         for j in range(proj.design.n_joints):
-            searches = []
-            if stribeck:
-                searches.append(("stribeck_velocity_rad_s", stribeck_range, [0], ["static_nm"]))
-            if presliding_range is not None and proj.design.presliding[j]:
-                local = _shape_columns(proj.design, j, delta=True)
-                searches.append(("presliding_distance_rad", presliding_range, local,
-                                 [proj.design.joint_parameters(j)[k] for k in local]))
-            for name, bounds, local, params in searches:
-                def columns(value: float, j: int = j, name: str = name, params=params) -> np.ndarray:
-                    return cache.design_joint(proj.design.with_shape(j, **{name: value}), j, load, params)
-
-                def rss(value: float, j: int = j, local=local, columns=columns) -> float:
-                    return proj.rss(j, local, columns(value))
-                value = float(getattr(proj.design, name)[j])
-                best = _search(rss, *bounds) if sweep == 0 and global_first else _local_search(rss, value, *bounds)
-                moved = max(moved, abs(np.log(best / value)))
-                proj.commit(j, local, columns(best))
-                proj.design = proj.design.with_shape(j, **{name: best})
+            shapes = _JointShapes(proj, cache, load, j, stribeck=stribeck_range if stribeck else None,
+                                  presliding=presliding_range)
+            if not shapes.searches:
+                continue
+            if sweep < 2 and global_first and len(shapes.searches) == 2:
+                moved = max(moved, shapes.multistart(sweeps, global_others=sweep == 0))
+            else:
+                moved = max(moved, shapes.sweep(global_search=sweep == 0 and global_first))
         if (sweep > 0 or not global_first) and moved < 0.02:
             break
     return proj.design

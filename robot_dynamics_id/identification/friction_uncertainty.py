@@ -14,15 +14,10 @@ import numpy as np
 import scipy.optimize
 
 from .friction_columns import ColumnCache, FrictionDesign
-from .friction_fit import SHAPE_GRID, FrictionFit, _Projection, leading_part
+from .friction_fit import SHAPE_GRID, FrictionFit, _Projection, leading_part, local_minima
 from .preprocessing import PreprocessedData
 
 __all__ = ["friction_uncertainty"]
-
-
-def _local_minima(values: np.ndarray) -> list[int]:
-    v = np.asarray(values)
-    return [k for k in range(v.size) if (k == 0 or v[k] <= v[k - 1]) and (k == v.size - 1 or v[k] <= v[k + 1])]
 
 
 def _profile_spread(proj: _Projection, cache: ColumnCache, fit: FrictionFit, j: int, name: str,
@@ -46,7 +41,7 @@ def _profile_spread(proj: _Projection, cache: ColumnCache, fit: FrictionFit, j: 
     logs = np.linspace(np.log(search_range[0]), np.log(search_range[1]), SHAPE_GRID)
     profile = [at(float(np.exp(v)))[0] for v in logs]
     spread = np.zeros(len(params) + 1)
-    for k in _local_minima(profile):
+    for k in local_minima(profile):
         lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, logs.size - 1)]
         res = scipy.optimize.minimize_scalar(lambda v: at(float(np.exp(v)))[0], bounds=(lo, hi), method="bounded",
                                              options={"xatol": 2e-2, "maxiter": 8})

@@ -7,10 +7,11 @@ import pytest
 
 from robot_dynamics_id.dynamics.friction import FrictionParameters, steady_friction_curve
 from robot_dynamics_id.identification.friction_columns import FrictionDesign, dissipativity_rows, standstill_mask
+from robot_dynamics_id.identification.friction_fit import _valleys, local_minima
 from robot_dynamics_id.identification.friction_uncertainty import _on_search_boundary
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_torque, validate
 from robot_dynamics_id.identification.synthetic import inverse_dynamics, perturbed_truth, synthetic_recording
-from robot_dynamics_id.sim.truth import nominal_friction
+from robot_dynamics_id.sim.truth import make_truth, nominal_friction
 
 
 def _truth(friction: FrictionParameters):
@@ -72,6 +73,29 @@ def test_the_choice_finds_the_true_family_and_beats_the_p2_model(real):
     rms_auto = np.asarray(validate(chosen.model, check, "ur3", cutoff_hz=chosen.data.cutoff_hz)["rms_nm"])
     rms_p2 = np.asarray(validate(p2.model, check, "ur3", cutoff_hz=p2.data.cutoff_hz)["rms_nm"])
     assert np.all(rms_auto < 0.5 * rms_p2), (rms_auto, rms_p2)
+
+
+def test_the_search_starts_from_the_lowest_valleys_of_a_profile():
+    profile = np.array([3.0, 2.0, 2.5, 1.0, 4.0, 0.5, 0.7, 0.6])
+    assert local_minima(profile) == [1, 3, 5, 7]
+    assert _valleys(profile, keep=3) == [5, 7, 3]
+    assert _valleys(np.array([2.0, 1.0, 0.5])) == [2]
+
+
+def test_the_shape_search_fits_as_well_as_the_true_shape_constants():
+    """The Stribeck velocity and the presliding distance trade at reversals: from the starting distance the
+    lowest valley of the Stribeck profile can be the wrong one (this truth, searched coordinate-wise from
+    there, ended 27-30 % above the true constants' residual on joints 1 and 3). Searched from every valley,
+    the fit is as good as the one with the true Stribeck velocities."""
+    truth = make_truth("ur3", 14, friction="real")
+    train = synthetic_recording(truth, duration_s=30, rate_hz=200, seed=3, torque_noise_nm=0.05,
+                                position_noise_rad=1e-5)
+    rms = {}
+    for label, options in (("searched", {}), ("true x_s", {"fit_stribeck": False, "stribeck_velocity_rad_s":
+                                                            truth.friction.stribeck_velocity_rad_s})):
+        result = identify(train, "ur3", IdentificationOptions(friction_model="p2+load+poly+presliding", **options))
+        rms[label] = np.sqrt(np.mean((result.measured_torque_nm - result.predicted_torque_nm) ** 2, axis=0))
+    assert np.all(rms["searched"] <= 1.03 * rms["true x_s"]), rms["searched"] / rms["true x_s"]
 
 
 def test_a_p2_arm_gets_the_p2_model():
