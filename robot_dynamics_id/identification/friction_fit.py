@@ -445,7 +445,7 @@ def leading_part(data: PreprocessedData, n_rows: int) -> tuple[PreprocessedData,
 def fit_friction(data: PreprocessedData, a_rb: np.ndarray, y: np.ndarray, *, n_joints: int,
                  terms: str | tuple[tuple[str, ...], ...], load_torque_of: Callable[[np.ndarray], np.ndarray],
                  initial_load_torque_nm: np.ndarray, stribeck_velocity_rad_s: np.ndarray,
-                 coulomb_velocity_rad_s: np.ndarray, presliding_distance_rad: float | None = None,
+                 coulomb_velocity_rad_s: np.ndarray, presliding_distance_rad: float | np.ndarray | None = None,
                  fit_stribeck: bool = True, stribeck_range_rad_s: tuple[float, float] = (0.005, 1.0),
                  presliding_range_rad: tuple[float, float] = (2e-4, 1e-2), standstill_velocity_rad_s: float = 0.02,
                  blocks: int = 5, tolerance: float = 0.01, stribeck_grid: int = SHAPE_GRID,
@@ -499,12 +499,17 @@ def _fit_friction(data, a_rb, y, n_joints, terms, load_torque_of, initial_load_t
     if mask.reshape(-1, n).sum(axis=0).min() < 1:
         raise ValueError("a joint never moves faster than the standstill velocity "
                          f"({standstill_velocity_rad_s:g} rad/s): excite every joint, or lower it")
-    start_delta = 1e-3 if presliding_distance_rad is None else float(presliding_distance_rad)
-    if start_delta <= 0:
-        raise ValueError(f"presliding_distance_rad must be > 0 rad, got {presliding_distance_rad}")
+    start_delta = np.asarray(1e-3 if presliding_distance_rad is None else presliding_distance_rad, float)
+    if start_delta.size not in (1, n):
+        raise ValueError(f"presliding_distance_rad has {start_delta.size} values for a {n}-joint robot: give one "
+                         "value or one per joint")
+    start_delta = np.broadcast_to(start_delta.reshape(-1), (n,)).copy()
+    if not np.all(np.isfinite(start_delta) & (start_delta > 0)):
+        raise ValueError(f"presliding_distance_rad must be > 0 rad (one value, or one per joint), got "
+                         f"{presliding_distance_rad}")
     search_delta = None if presliding_distance_rad is not None else presliding_range_rad
     base = FrictionDesign(tuple(() for _ in range(n)), np.asarray(stribeck_velocity_rad_s, float).copy(),
-                          np.asarray(coulomb_velocity_rad_s, float).copy(), np.full(n, start_delta))
+                          np.asarray(coulomb_velocity_rad_s, float).copy(), start_delta)
     p2_columns = np.hstack([a_rb, design_columns(cache, base)])
     sigma = _joint_rms(y - p2_columns @ _solve(p2_columns, y, mask), mask, n)
     weights = mask * np.tile(1.0 / np.maximum(sigma, 1e-9) ** 2, data.n_samples)

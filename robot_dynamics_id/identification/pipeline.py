@@ -95,8 +95,8 @@ class IdentificationOptions:
     fit_stribeck: search each joint's Stribeck velocity in ``stribeck_search_range_rad_s``;
         otherwise use ``stribeck_velocity_rad_s``.
     coulomb_velocity_rad_s: tanh smoothing of the Coulomb term (fixed).
-    presliding_distance_rad: Dahl presliding distance of the presliding joints; None = searched in
-        ``presliding_search_range_rad``.
+    presliding_distance_rad: Dahl presliding distance of the presliding joints, one value or one per
+        joint; None = searched in ``presliding_search_range_rad``.
     standstill_velocity_rad_s: rows of a joint slower than this (after the low-pass) are left out of
         the fit (0 keeps every row): at rest friction holds any torque up to breakaway.
     selection_blocks, selection_tolerance: blocked cross-validation of the friction families.
@@ -116,7 +116,7 @@ class IdentificationOptions:
     stribeck_search_range_rad_s: tuple[float, float] = (0.005, 1.0)
     coulomb_velocity_rad_s: float | np.ndarray = DEFAULT_COULOMB_VELOCITY_RAD_S
     friction_model: str = "auto"
-    presliding_distance_rad: float | None = None
+    presliding_distance_rad: float | np.ndarray | None = None
     presliding_search_range_rad: tuple[float, float] = (2e-4, 1e-2)
     standstill_velocity_rad_s: float = 0.02
     selection_blocks: int = 5
@@ -141,6 +141,10 @@ class IdentificationOptions:
                 parse_terms(spec)  # ValueError naming the known terms
         if self.standstill_velocity_rad_s < 0:
             raise ValueError(f"standstill_velocity_rad_s must be >= 0, got {self.standstill_velocity_rad_s}")
+        delta = self.presliding_distance_rad
+        if delta is not None and not np.all(np.isfinite(np.asarray(delta, float)) & (np.asarray(delta, float) > 0)):
+            raise ValueError(f"presliding_distance_rad must be > 0 rad (one value, or one per joint), got {delta}; "
+                             "or None to search it")
 
     def friction_terms(self, n_joints: int):
         """``"auto"`` or the optional friction terms of every joint."""

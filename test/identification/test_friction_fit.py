@@ -172,3 +172,17 @@ def test_bad_friction_options_name_the_fix():
         IdentificationOptions(friction_model="p2+stiction")
     with pytest.raises(ValueError, match="one per joint"):
         IdentificationOptions(friction_model="p2,p2+load").friction_terms(6)
+
+
+def test_presliding_distances_can_be_given_per_joint():
+    truth = _truth(nominal_friction("ur3", "real"))
+    rec = synthetic_recording(truth, duration_s=10, rate_hz=200, seed=8)
+    given = truth.friction.presliding_distance_rad * np.linspace(0.8, 1.2, 6)
+    result = identify(rec, "ur3", IdentificationOptions(friction_model="p2+presliding", fit_stribeck=False,
+                                                        presliding_distance_rad=given))
+    np.testing.assert_allclose(result.model.friction.presliding_distance_rad, given)
+    with pytest.raises(ValueError, match="presliding_distance_rad must be > 0 rad"):
+        IdentificationOptions(presliding_distance_rad=np.r_[given[:5], 0.0])
+    with pytest.raises(ValueError, match="has 5 values for a 6-joint robot: give one value or one per joint"):
+        identify(rec, "ur3", IdentificationOptions(friction_model="p2+presliding", fit_stribeck=False,
+                                                   presliding_distance_rad=given[:5]))
