@@ -219,6 +219,7 @@ class _JointShapes:
     def __init__(self, proj: _Projection, cache: ColumnCache, load: np.ndarray | None, j: int, *,
                  stribeck: tuple[float, float] | None, presliding: tuple[float, float] | None) -> None:
         self.proj, self.cache, self.load, self.j = proj, cache, load, j
+        self._memo: dict[tuple, np.ndarray] = {}
         self.searches: list[tuple[str, tuple[float, float], list[int]]] = []
         if stribeck is not None:
             self.searches.append(("stribeck_velocity_rad_s", stribeck, [0]))
@@ -226,9 +227,14 @@ class _JointShapes:
             self.searches.append(("presliding_distance_rad", presliding, _shape_columns(proj.design, j, delta=True)))
 
     def columns(self, name: str, value: float, local: list[int]) -> np.ndarray:
-        params = [self.proj.design.joint_parameters(self.j)[k] for k in local]
-        return self.cache.design_joint(self.proj.design.with_shape(self.j, **{name: value}), self.j, self.load,
-                                       params)
+        """Joint j's columns ``local`` with ``name`` = value (the searches revisit points: memoised)."""
+        design = self.proj.design.with_shape(self.j, **{name: value})
+        key = (tuple(local), float(design.stribeck_velocity_rad_s[self.j]),
+               float(design.presliding_distance_rad[self.j]))
+        if key not in self._memo:
+            params = [self.proj.design.joint_parameters(self.j)[k] for k in local]
+            self._memo[key] = self.cache.design_joint(design, self.j, self.load, params)
+        return self._memo[key]
 
     def rss_of(self, name: str, local: list[int]) -> Callable[[float], float]:
         return lambda value: self.proj.rss(self.j, local, self.columns(name, value, local))
