@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MonitorOutput", "TrajectoryMonitor", "verdict_from_status"]
+__all__ = ["MonitorOutput", "SilenceWatch", "TrajectoryMonitor", "verdict_from_status"]
 
 #: a joint that moved less than this has not moved (rad): above encoder noise, below any real motion
 _MOVED_RAD = 2e-3
@@ -117,3 +117,27 @@ def verdict_from_status(status: dict) -> MonitorOutput | None:
     tau = float(status.get("time_s", 0.0))
     fraction = 1.0 if phase == "done" else (min(1.0, tau / duration) if duration > 0 else 1.0)
     return MonitorOutput(phase, tau, fraction, float(status.get("position_error_rad", 0.0)))
+
+
+class SilenceWatch:
+    """Whether a stream of messages has stopped, judged only over time the watching process itself ran.
+
+    A process starved by a loaded machine finds, when it runs again, its last message old: the messages
+    may be queued in its own executor, not missing. So after a stall of the caller longer than ``stall_s``
+    (the gap between two calls of :meth:`silent`) the wait restarts; the stream is silent only once
+    ``timeout_s`` passes while the caller runs without another message. (The robot stops the arm on its
+    own command watchdog meanwhile.) Times in seconds on one monotonic clock.
+    """
+
+    def __init__(self, timeout_s: float, stall_s: float) -> None:
+        if not 0.0 < stall_s < timeout_s:
+            raise ValueError(f"need 0 < stall_s < timeout_s, got stall_s={stall_s}, timeout_s={timeout_s}")
+        self.timeout_s, self.stall_s = float(timeout_s), float(stall_s)
+        self._last_call_s: float | None = None
+        self._resumed_s = -np.inf
+
+    def silent(self, now_s: float, last_message_s: float) -> bool:
+        if self._last_call_s is not None and now_s - self._last_call_s > self.stall_s:
+            self._resumed_s = now_s
+        self._last_call_s = now_s
+        return now_s - max(last_message_s, self._resumed_s) > self.timeout_s

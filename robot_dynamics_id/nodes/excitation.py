@@ -50,7 +50,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..excitation.monitor import TrajectoryMonitor, verdict_from_status
+from ..excitation.monitor import SilenceWatch, TrajectoryMonitor, verdict_from_status
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
@@ -108,6 +108,9 @@ _COMMAND_PUBLISH_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELI
 _STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: joint states older than this (wall clock) stop a velocity stream: this process closes the loop
 _STALE_STATE_S = 1.0
+#: a gap between two steps of the stream longer than this is a stall of this process (not scheduled): its
+#: joint states may be queued, not missing, so the wait above restarts (excitation/monitor.py SilenceWatch)
+_SELF_STALL_S = 0.1
 #: a trajectory runs in the robot's own loop: the watcher's late joint states endanger nothing (a loaded
 #: machine may starve this process for a second), so only a silent robot interface (neither joint states nor
 #: trajectory status for this long, wall clock) ends the run
@@ -503,13 +506,14 @@ class ExcitationNode(Node):
 
     def _play(self, streamer: TrajectoryStreamer, label: str) -> bool:
         period = 1.0 / self.rate_hz
+        watch = SilenceWatch(_STALE_STATE_S, _SELF_STALL_S)
         deadline = time.monotonic()
         next_progress = -np.inf
         while True:
             # The trajectory runs on the ROBOT's clock (joint-state stamps), so it stays in step with
             # the arm even when the arm's controller (or a simulator) runs late or early.
             now, q = self._measured()
-            if time.monotonic() - self._received_s > _STALE_STATE_S:
+            if watch.silent(time.monotonic(), self._received_s):
                 self.exit_code = 5
                 reason = f"no /joint_states for {_STALE_STATE_S} s: the robot interface is gone; stopped"
                 self.get_logger().error(reason)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_id.excitation.monitor import TrajectoryMonitor, verdict_from_status
+from robot_dynamics_id.excitation.monitor import SilenceWatch, TrajectoryMonitor, verdict_from_status
 
 T = np.arange(0.0, 10.0 + 1e-9, 0.002)
 Q = np.outer(np.sin(2 * np.pi * T / 10.0), np.linspace(0.2, 0.6, 6))
@@ -60,3 +60,30 @@ def test_a_controllers_own_status_gives_progress_and_its_end_but_no_verdict_befo
     assert (done.phase, done.fraction) == ("done", 1.0)
     for phase in ("idle", "aborted", "rejected", "cancelled", ""):
         assert verdict_from_status({"phase": phase, "time_s": 1.0, "duration_s": 30.0}) is None
+
+
+def test_a_stream_is_silent_only_after_the_timeout_while_the_watcher_runs():
+    watch = SilenceWatch(timeout_s=1.0, stall_s=0.1)
+    t = np.arange(0.0, 1.5, 0.002)
+    # messages until 0.2 s, the watcher stepping every 2 ms: silent 1.0 s later
+    verdicts = [watch.silent(now, min(now, 0.2)) for now in t]
+    assert not any(v for now, v in zip(t, verdicts) if now <= 1.2 + 1e-9)
+    assert all(v for now, v in zip(t, verdicts) if now > 1.2 + 1e-6)
+
+
+def test_a_stall_of_the_watcher_itself_restarts_the_wait():
+    # the watcher was not scheduled from 0.2 to 1.6 s: its last message is 1.4 s old, but queued ones may
+    # follow; it judges silence only after 1.0 s of its own running
+    watch = SilenceWatch(timeout_s=1.0, stall_s=0.1)
+    assert not watch.silent(0.2, 0.2)
+    t = np.arange(1.6, 3.0, 0.002)
+    verdicts = [watch.silent(now, 0.2) for now in t]
+    assert not any(v for now, v in zip(t, verdicts) if now <= 2.6 - 1e-6)
+    assert all(v for now, v in zip(t, verdicts) if now > 2.6 + 1e-6)
+    # and a message after the stall keeps it alive
+    watch = SilenceWatch(timeout_s=1.0, stall_s=0.1)
+    watch.silent(0.2, 0.2)
+    watch.silent(1.6, 0.2)
+    assert not watch.silent(1.602, 1.601)
+    with pytest.raises(ValueError, match="stall_s < timeout_s"):
+        SilenceWatch(timeout_s=0.1, stall_s=0.5)
