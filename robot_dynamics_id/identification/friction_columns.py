@@ -151,7 +151,9 @@ class ColumnCache:
             if m > 1:
                 order = 2 * data.filter_sos.shape[0]
                 fs = data.sample_rate_hz * data.decimation
-                self._reduce = (m, scipy.signal.butter(order, data.cutoff_hz, fs=fs / m, output="sos"))
+                sos = scipy.signal.butter(order, data.cutoff_hz, fs=fs / m, output="sos")
+                # the filter's steady-state initial conditions depend on sos only: solved once, not per column
+                self._reduce = (m, sos, scipy.signal.sosfilt_zi(sos))
         if self.exact:
             rows = [np.flatnonzero(data.segment_id == s) for s in np.unique(data.segment_id)]
             self.qd = [data.qd_rad_s[r] for r in rows]
@@ -172,6 +174,8 @@ class ColumnCache:
         self.rows = rows
         self._dahl: dict[tuple[int, float], list[np.ndarray]] = {}
         self._static: dict[tuple[int, float, float, float], np.ndarray] = {}
+        # full-rate load torques of the last load array asked for (a search asks with the same one many times)
+        self._loads: tuple[np.ndarray | None, dict[tuple[int, int], np.ndarray]] = (None, {})
 
     def dahl(self, j: int, delta: float) -> list[np.ndarray]:
         key = (j, float(delta))
@@ -183,7 +187,12 @@ class ColumnCache:
         values = load_torque_nm[self.rows[k], j:j + 1]
         if self.exact or self.data.keep_all_samples:  # already at every full-rate sample of the segment
             return values[:, 0]
-        return _to_full_rate(values, self.t[k], self.data.trim_samples, self.data.decimation)[:, 0]
+        if self._loads[0] is not load_torque_nm:  # identity, not equality: callers make a new array per pass
+            self._loads = (load_torque_nm, {})
+        cached = self._loads[1]
+        if (k, j) not in cached:
+            cached[k, j] = _to_full_rate(values, self.t[k], self.data.trim_samples, self.data.decimation)[:, 0]
+        return cached[k, j]
 
     def filtered(self, parts: list[np.ndarray]) -> np.ndarray:
         """Per-segment full-rate values (M, k) -> low-passed, trimmed, decimated and stacked (N, k)."""
@@ -202,17 +211,12 @@ class ColumnCache:
 
     def _filtered_fast(self, values: np.ndarray) -> np.ndarray:
         d = self.data
-        m, sos = self._reduce
-        half, step = m // 2, d.decimation // m
+        m, sos, zi = self._reduce
+        step = d.decimation // m
         length = values.shape[0]
         first = d.trim_samples % m
-        centres = np.arange(first, length, m)
-        total = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
-        lo = np.clip(centres - half, 0, length)
-        hi = np.clip(centres + half + 1, 0, length)
-        averaged = (total[hi] - total[lo]) / np.maximum(hi - lo, 1)[:, None]
-        f = scipy.signal.sosfiltfilt(sos, averaged, axis=0,
-                                     padlen=min(3 * d.trim_samples // m, averaged.shape[0] - 1))
+        averaged = _centred_means(values, first, m)
+        f = _filtfilt(sos, zi, averaged, padlen=min(3 * d.trim_samples // m, averaged.shape[0] - 1))
         keep = len(range(d.trim_samples, length - d.trim_samples, d.decimation))
         start = (d.trim_samples - first) // m
         return f[start: start + step * keep: step]
@@ -267,6 +271,36 @@ class ColumnCache:
                             coulomb_velocity_rad_s=float(design.coulomb_velocity_rad_s[j]),
                             presliding_distance_rad=float(design.presliding_distance_rad[j])
                             if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm)
+
+
+def _centred_means(values: np.ndarray, first: int, m: int) -> np.ndarray:
+    """Means of the m rows (m odd) centred on rows first, first + m, ... of ``values`` (M, k); a window that
+    runs past either end averages the rows it covers."""
+    half, length = m // 2, values.shape[0]
+    n_centres = len(range(first, length, m))
+    lo = first - half  # the first window's start; whole windows follow one another without overlap
+    inner_start = min((-lo) // m + 1 if lo < 0 else 0, n_centres)  # the first window inside the rows
+    inner_stop = max(min(n_centres, (length - lo) // m), inner_start)  # past the last window inside
+    out = np.empty((n_centres, values.shape[1]))
+    a, b = lo + inner_start * m, lo + inner_stop * m
+    if b > a:  # reduceat: the fastest of reshape-mean, strided sums and cumsum differences at these sizes
+        out[inner_start:inner_stop] = np.add.reduceat(values[a:b], np.arange(0, b - a, m), axis=0) / m
+    for c in [*range(inner_start), *range(inner_stop, n_centres)]:  # at most one or two at each end
+        start, stop = max(lo + c * m, 0), min(lo + (c + 1) * m, length)
+        out[c] = values[start:stop].mean(axis=0)
+    return out
+
+
+def _filtfilt(sos: np.ndarray, zi: np.ndarray, x: np.ndarray, padlen: int) -> np.ndarray:
+    """scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen) (odd extension, steady-state initial conditions)
+    with the initial conditions ``zi = sosfilt_zi(sos)`` given."""
+    if padlen > 0:
+        x = np.concatenate([2 * x[:1] - x[padlen:0:-1], x, 2 * x[-1:] - x[-2:-padlen - 2:-1]], axis=0)
+    zi = zi[:, :, None]
+    y, _ = scipy.signal.sosfilt(sos, x, axis=0, zi=zi * x[:1])
+    y, _ = scipy.signal.sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
+    y = y[::-1]
+    return y[padlen: y.shape[0] - padlen] if padlen > 0 else y
 
 
 def _to_full_rate(values: np.ndarray, time_s: np.ndarray, trim: int, decimation: int) -> np.ndarray:

@@ -4,9 +4,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import scipy.signal
 
 from robot_dynamics_id.dynamics.friction import dahl_state, friction_torque
-from robot_dynamics_id.identification.friction_columns import friction_torque_preprocessed
+from robot_dynamics_id.identification.friction_columns import (
+    ColumnCache,
+    FrictionDesign,
+    _centred_means,
+    _filtfilt,
+    design_columns,
+    friction_torque_preprocessed,
+)
 from robot_dynamics_id.identification.preprocessing import PreprocessingOptions, preprocess
 from robot_dynamics_id.sim.truth import nominal_friction
 
@@ -77,3 +85,53 @@ def test_presliding_travel_follows_how_the_recorded_velocity_is_timed(friction_o
     assert np.all(lagging > 3 * error), (lagging, error)
     assert preprocess(t, q, tau, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=3.0)).travel_weight == \
         pytest.approx(0.5, abs=0.01)
+
+
+def _rms(x):
+    return np.sqrt(np.mean(x ** 2, axis=0))
+
+
+def test_the_searches_fast_filter_gives_the_exact_columns_within_a_percent(friction_only):
+    """The searches filter trial columns at a reduced rate (ColumnCache(fast=True)): moving mean, then the same
+    Butterworth cut-off. Every column of a rich design (load term included) stays within 1 % rms of the exact
+    filter's."""
+    friction, t, q, qd, tau = friction_only
+    data = preprocess(t, q, tau, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=3.0))
+    design = FrictionDesign.of(replace(friction, terms=("p2+load+poly+presliding",) * 6))
+    load = np.column_stack([np.cos(0.3 * data.time_s + j) * (2.0 + j) for j in range(6)])
+    exact = design_columns(ColumnCache(data), design, load)
+    fast_cache = ColumnCache(data, fast=True)
+    fast = design_columns(fast_cache, design, load)
+    assert fast_cache.filtered([np.ones((t.size, 1))]).shape == (data.n_samples, 1)
+    assert np.all(_rms(fast - exact) <= 0.01 * _rms(exact)), _rms(fast - exact) / _rms(exact)
+    assert not np.array_equal(fast, exact)  # the reduced-rate filter was used, not the exact one
+
+
+def test_a_new_load_torque_gives_new_load_columns(friction_only):
+    """The load term's full-rate torque is kept for the load array last asked with; another array is used as
+    given (the load-dependent Coulomb column is linear in |load|)."""
+    friction, t, q, qd, tau = friction_only
+    data = preprocess(t, q, tau, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=3.0))
+    cache = ColumnCache(data, fast=True)
+    load = np.column_stack([np.cos(0.3 * data.time_s + j) * (2.0 + j) for j in range(6)])
+    kwargs = dict(stribeck_velocity_rad_s=0.1, coulomb_velocity_rad_s=0.01)
+    once = cache.columns(2, ["load_coefficient"], load_torque_nm=load, **kwargs)
+    twice = cache.columns(2, ["load_coefficient"], load_torque_nm=2.0 * load, **kwargs)
+    np.testing.assert_allclose(twice, 2.0 * once, rtol=1e-9, atol=1e-12)
+    again = cache.columns(2, ["load_coefficient"], load_torque_nm=load, **kwargs)
+    np.testing.assert_allclose(again, once, rtol=1e-12)
+
+
+@pytest.mark.parametrize("padlen", [0, 1, 30, 49])
+def test_the_filter_with_given_initial_conditions_is_scipys_filtfilt(padlen):
+    sos = scipy.signal.butter(4, 3.0, fs=100.0, output="sos")
+    x = np.random.default_rng(2).normal(size=(50 if padlen == 49 else 400, 3)).cumsum(axis=0)
+    np.testing.assert_allclose(_filtfilt(sos, scipy.signal.sosfilt_zi(sos), x, padlen),
+                               scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("length, first, m", [(100, 0, 5), (101, 4, 5), (7, 2, 9), (3, 2, 3), (60, 1, 1)])
+def test_centred_means_average_the_rows_each_window_covers(length, first, m):
+    x = np.random.default_rng(3).normal(size=(length, 2))
+    expected = [x[max(c - m // 2, 0): c + m // 2 + 1].mean(axis=0) for c in range(first, length, m)]
+    np.testing.assert_allclose(_centred_means(x, first, m), np.reshape(expected, (-1, 2)), atol=1e-12)
