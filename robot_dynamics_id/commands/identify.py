@@ -14,15 +14,20 @@ EXIT_CODES = ("exit codes: 0 result written and plausible; 1 refused (nothing wr
               "(Ctrl-C) or 143 terminated (SIGTERM), nothing written")
 
 
-def parse_gains(text: str | None):
-    """'10.0,10.7,...' -> list of floats (Nm/A), or None."""
+def parse_numbers(text: str | None, option: str, example: str) -> list[float] | None:
+    """'10.0,10.7,...' -> list of floats, or None; ValueError naming ``option`` and showing ``example``."""
     if text is None:
         return None
     try:
         values = [float(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise ValueError(f"--drive-gains {text!r}: give comma-separated numbers in Nm/A, e.g. 10,10,8,6,6,6") from None
+        raise ValueError(f"{option} {text!r}: give comma-separated numbers, {example}") from None
     return values
+
+
+def parse_gains(text: str | None):
+    """'10.0,10.7,...' -> list of floats (Nm/A), or None."""
+    return parse_numbers(text, "--drive-gains", "in Nm/A, e.g. 10,10,8,6,6,6")
 
 
 def parse_topics(items: list[str] | None) -> dict[str, str]:
@@ -118,6 +123,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "on the training data), or the terms for every joint: p2, p2+load, p2+poly, "
                              "p2+presliding, ... (any of load, poly, presliding after p2), or one such spec per "
                              "joint separated by commas")
+    parser.add_argument("--presliding-distance", metavar="RAD[,RAD...]",
+                        help="Dahl presliding distance of the joints whose friction has presliding, rad: one value "
+                             "for all or one per joint (e.g. 0.001 = 1 mrad; default: searched per joint in "
+                             "0.2-10 mrad)")
     parser.add_argument("--validate", metavar="DATA", help="also score the model on another recording")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also fit plain least squares (rigid-body regressor + per-joint viscous, Coulomb, "
@@ -158,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
                                moving_threshold_rad_s=args.moving_threshold,
                                friction_model=args.friction_model,
                                gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity),
-                               compare_baseline=args.compare_baseline)
+                               compare_baseline=args.compare_baseline,
+                               presliding_distance_rad=parse_numbers(args.presliding_distance, "--presliding-distance",
+                                                                     "in rad, e.g. 0.001"))
     print(f"model: {summary['model']}")
     print(f"torque: {summary['torque_source']}")
     print("gravity in the base frame (m/s²): " + ", ".join(f"{g:.4g}" for g in summary["gravity_m_s2"]))

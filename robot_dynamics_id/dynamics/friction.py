@@ -50,6 +50,7 @@ __all__ = [
     "LINEAR_FRICTION_NAMES",
     "SIGN_SMOOTHING_RAD_S",
     "FrictionParameters",
+    "check_presliding_distances",
     "dahl_state",
     "friction_basis",
     "friction_regressor",
@@ -270,6 +271,21 @@ def friction_regressor(qd_rad_s: np.ndarray, stribeck_velocity_rad_s: np.ndarray
     out[..., 3] = 1.0
     return out
 
+
+
+def check_presliding_distances(values, n_joints: int, *, what: str = "presliding_distance_rad") -> np.ndarray | None:
+    """None (unset), or Dahl presliding distances in rad, one value or one per joint, as an (n_joints,) array;
+    ValueError naming ``what`` and the fix otherwise."""
+    if values is None:
+        return None
+    delta = np.atleast_1d(np.asarray(values, float)).reshape(-1)
+    if delta.size not in (1, n_joints):
+        raise ValueError(f"{what} has {delta.size} values for a {n_joints}-joint robot: give one value or one per "
+                         "joint, in rad (e.g. 0.001)")
+    if not np.all(np.isfinite(delta) & (delta > 0)):
+        raise ValueError(f"{what} must be > 0 rad (one value, or one per joint; e.g. 0.001 = 1 mrad), got "
+                         f"{delta.tolist()}; leave it unset to have it searched")
+    return np.broadcast_to(delta, (n_joints,)).copy()
 
 def dahl_state(position_increment_rad, distance_rad, initial=None) -> np.ndarray:
     """The Dahl presliding state z (N, n) along a motion given by its position increments dq (N, n).

@@ -59,7 +59,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ..dynamics.friction import FRICTION_TERMS, terms_name
+from ..dynamics.friction import FRICTION_TERMS, check_presliding_distances, terms_name
 from .friction_columns import (
     ColumnCache,
     FrictionDesign,
@@ -505,14 +505,7 @@ def _fit_friction(data, a_rb, y, n_joints, terms, load_torque_of, initial_load_t
     if mask.reshape(-1, n).sum(axis=0).min() < 1:
         raise ValueError("a joint never moves faster than the standstill velocity "
                          f"({standstill_velocity_rad_s:g} rad/s): excite every joint, or lower it")
-    start_delta = np.asarray(1e-3 if presliding_distance_rad is None else presliding_distance_rad, float)
-    if start_delta.size not in (1, n):
-        raise ValueError(f"presliding_distance_rad has {start_delta.size} values for a {n}-joint robot: give one "
-                         "value or one per joint")
-    start_delta = np.broadcast_to(start_delta.reshape(-1), (n,)).copy()
-    if not np.all(np.isfinite(start_delta) & (start_delta > 0)):
-        raise ValueError(f"presliding_distance_rad must be > 0 rad (one value, or one per joint), got "
-                         f"{presliding_distance_rad}")
+    start_delta = check_presliding_distances(1e-3 if presliding_distance_rad is None else presliding_distance_rad, n)
     search_delta = None if presliding_distance_rad is not None else presliding_range_rad
     base = FrictionDesign(tuple(() for _ in range(n)), np.asarray(stribeck_velocity_rad_s, float).copy(),
                           np.asarray(coulomb_velocity_rad_s, float).copy(), start_delta)

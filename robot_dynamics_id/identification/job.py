@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics.drive import check_drive_gains
+from ..dynamics.friction import check_presliding_distances
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
 from ..progress import ProgressCallback, scaled
@@ -299,8 +300,12 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                  plots: bool = True, read: ReadOptions | None = None, tool_frame: str = "tool0",
                  skip_robot_check: bool = False, compare_ur_model: bool = False,
                  moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S, friction_model: str = "auto",
-                 cancel: threading.Event | None = None, gravity_m_s2=None, compare_baseline: bool = False) -> dict:
+                 cancel: threading.Event | None = None, gravity_m_s2=None, compare_baseline: bool = False,
+                 presliding_distance_rad=None) -> dict:
     """Identify from a file, write the report folder, and return a summary dict (``status`` 'ok' or 'doubtful').
+
+    ``presliding_distance_rad``: the Dahl presliding distance of the joints whose friction has presliding, rad,
+    one value or one per joint (None: searched per joint, identification/friction_fit.py).
 
     ``gravity_m_s2``: gravitational acceleration in the base frame (the mount; None: a floor mount).
     ``compare_baseline``: also fit the plain least-squares baseline (identification/baseline.py) on the
@@ -324,6 +329,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     out = check_output_dir(out_dir, inputs=[data_path, validation_path])
     rm = _load_robot(robot, tool_frame, gravity_m_s2)
     friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
+    presliding_distance_rad = check_presliding_distances(presliding_distance_rad, rm.n_joints,
+                                                         what="presliding distance (--presliding-distance)")
     gains = None if drive_gains_nm_per_a is None else check_drive_gains(drive_gains_nm_per_a, rm.n_joints,
                                                                          what="--drive-gains")
     progress = progress or None  # False (an older caller's "no bar") means none
@@ -339,7 +346,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                        "gravity_m_s2": rm.gravity_m_s2.tolist(), "read": read.describe()}
     options = IdentificationOptions(
         estimator=method, torque_source=signal.source, drive_gains_nm_per_a=gains,
-        friction_model=friction_model, prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
+        friction_model=friction_model, presliding_distance_rad=presliding_distance_rad,
+        prior=DynamicModel.from_robot_model(rm, robot=robot_ref),
         provenance={"data": str(Path(data_path).resolve()), "torque": signal.description, "robot": str(robot),
                     "samples": int(recording.n_samples), "duration_s": float(recording.duration_s),
                     "warnings": list(warnings), "identified_from": identified_from})

@@ -42,7 +42,13 @@ from ..dynamics.base_parameters import (
     BaseParameterMap, InsufficientExcitationError, check_excitation, compute_base_parameters,
 )
 from ..dynamics.consistency import is_physically_consistent
-from ..dynamics.friction import FrictionParameters, dahl_state, friction_torque, parse_terms
+from ..dynamics.friction import (
+    FrictionParameters,
+    check_presliding_distances,
+    dahl_state,
+    friction_torque,
+    parse_terms,
+)
 from ..dynamics.regressor import (
     DEFAULT_COULOMB_VELOCITY_RAD_S,
     DEFAULT_STRIBECK_VELOCITY_RAD_S,
@@ -141,10 +147,8 @@ class IdentificationOptions:
                 parse_terms(spec)  # ValueError naming the known terms
         if self.standstill_velocity_rad_s < 0:
             raise ValueError(f"standstill_velocity_rad_s must be >= 0, got {self.standstill_velocity_rad_s}")
-        delta = self.presliding_distance_rad
-        if delta is not None and not np.all(np.isfinite(np.asarray(delta, float)) & (np.asarray(delta, float) > 0)):
-            raise ValueError(f"presliding_distance_rad must be > 0 rad (one value, or one per joint), got {delta}; "
-                             "or None to search it")
+        delta = self.presliding_distance_rad  # the joint count is checked against the robot's when fitting
+        check_presliding_distances(delta, np.size(delta))
 
     def friction_terms(self, n_joints: int):
         """``"auto"`` or the optional friction terms of every joint."""

@@ -57,6 +57,9 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "joint friction: auto (per joint the family with the lowest held-out error on the training data) "
                   "| the terms of every joint (p2, p2+load, p2+poly, p2+presliding, ...) | one such spec per joint, "
                   "comma-separated"),
+    ParameterSpec("presliding_distance_rad", "double_array", [],
+                  "Dahl presliding distance of the joints whose friction has presliding: one value for all or one "
+                  "per joint (empty: searched per joint in 0.2-10 mrad)", "rad"),
     ParameterSpec("ur_driver_topics", "bool", False,
                   "the bag comes from the official UR driver (JointState.effort = motor current, checked from the data: "
                   "gravity-compensated effort of new firmware is refused)"),
@@ -97,6 +100,19 @@ def _friction_model(text: str) -> str:
         raise ParameterError(f"parameter 'friction_model': {exc}") from None
 
 
+def _presliding(values) -> list[float] | None:
+    from ..dynamics.friction import check_presliding_distances
+
+    values = list(values or [])
+    if not values:
+        return None
+    try:  # the joint count is checked by the job, which knows the robot
+        check_presliding_distances(values, len(values), what="parameter 'presliding_distance_rad'")
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    return values
+
+
 def _gravity(values) -> list[float]:
     from ..robots.model import check_gravity
 
@@ -128,6 +144,7 @@ def job_arguments(p: dict) -> dict:
         drive_gains_nm_per_a=list(p["drive_gains_nm_per_a"] or []) or None,
         method=check_choice("method", p["method"], METHODS),
         friction_model=_friction_model(p["friction_model"]),
+        presliding_distance_rad=_presliding(p["presliding_distance_rad"]),
         read=read, skip_robot_check=bool(p["skip_robot_check"]), compare_ur_model=bool(p["compare_ur_model"]),
         moving_threshold_rad_s=check_positive("moving_threshold_rad_s", p["moving_threshold_rad_s"], allow_zero=True),
         validation_path=p["validation_data_path"] or None,

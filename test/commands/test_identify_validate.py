@@ -149,6 +149,20 @@ def test_with_gains_auto_uses_currents_and_validate_reuses_the_models_gains(data
     assert min(_metrics(tmp_path / "v_default")["fit_percent"]) > 95.0
 
 
+def test_the_presliding_distance_can_be_fixed_from_the_command_line(data, tmp_path, capsys):
+    from robot_dynamics_id.io.model_file import DynamicModel
+
+    assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--friction-model",
+                     "p2,p2+presliding,p2,p2,p2,p2+presliding", "--presliding-distance", "0.0025") == 0
+    friction = DynamicModel.load(tmp_path / "m/model.yaml").friction
+    np.testing.assert_array_equal(friction.presliding_distance_rad, [0, 0.0025, 0, 0, 0, 0.0025])
+    for value, message in (("0.001,0.002", "2 values for a 6-joint robot"), ("-0.001", "must be > 0 rad"),
+                           ("1mrad", "--presliding-distance '1mrad': give comma-separated numbers, in rad")):
+        assert _identify(data["train_csv"], tmp_path / "bad", "--drive-gains", _gains(UR3_GAINS),
+                         "--presliding-distance", value) == 1
+        assert message in capsys.readouterr().err and not (tmp_path / "bad").exists(), value
+
+
 def test_a_csv_without_gains_is_refused_naming_the_fix_and_nothing_is_written(data, tmp_path, capsys):
     assert _identify(data["train_csv"], tmp_path / "m") == 1
     err = capsys.readouterr().err

@@ -79,8 +79,11 @@ def test_node_parameters_reach_every_job_option():
     params.update(data_path="run.csv", joint_states_topic="/arm/joint_states", motor_currents_topic="/arm/currents",
                   joint_states_effort="current", nan_policy="drop", tool_frame="flange", skip_robot_check=True,
                   compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None,
-                  gravity_m_s2=[0.0, 9.81, 0.0], compare_baseline=True, validation_data_path="other.csv")
+                  gravity_m_s2=[0.0, 9.81, 0.0], compare_baseline=True, validation_data_path="other.csv",
+                  presliding_distance_rad=[0.002])
     job = job_arguments(params)
+    assert job["presliding_distance_rad"] == [0.002]
+    assert job_arguments({**params, "presliding_distance_rad": []})["presliding_distance_rad"] is None
     assert job["gravity_m_s2"] == [0.0, 9.81, 0.0]
     assert job["compare_baseline"] and job["validation_path"] == "other.csv"
     assert job["read"].topics == {"joint_states": "/arm/joint_states", "motor_currents": "/arm/currents"}
@@ -91,6 +94,7 @@ def test_node_parameters_reach_every_job_option():
                                  ("motor_currents_topic", "currents", "starts with '/'"),
                                  ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path"),
                                  ("gravity_m_s2", [0.0, 0.0], "gravity_m_s2.*three numbers"),
+                                 ("presliding_distance_rad", [0.001, 0.0], "presliding_distance_rad.*> 0 rad"),
                                  ("validation_data_path", "", "compare_baseline.*validation_data_path")):
         with pytest.raises(ParameterError, match=message):
             job_arguments({**params, name: value})
