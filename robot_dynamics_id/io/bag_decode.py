@@ -283,8 +283,8 @@ def _handle_nan(series: _Series, nan_policy: str, bag_path: Path, warnings: list
     text = (f"{series.topic}: {count} of {len(bad)} samples hold NaN/inf values (first: {first}"
             f"{', ...' if count > 5 else ''})")
     if nan_policy == "raise":
-        raise BagReadError(f"bag {bag_path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop "
-                           "those samples")
+        raise BagReadError(f"bag {bag_path}: {text}. Pass --nan-policy drop (nan_policy='drop' in Python and "
+                           "the identifier node) to drop those samples")
     warnings.append(text + "; dropped")
     keep = ~bad
     return _Series(series.topic, series.stamp_ns[keep], series.receive_ns[keep], series.values[keep], series.stamped)

@@ -167,7 +167,7 @@ def read_ur_csv(
             raise UrCsvError(f"{path} has a header but no complete data rows")
     state = {name: column[name] for name in ("robot_mode", "safety_mode") if name in column}
     used = sorted({c for cols in selected.values() for c in cols} | set(state.values()))
-    data = _numbers(path, body, delimiter, used, warnings)
+    data = _numbers(path, body, delimiter, used, warnings, header, nan_policy)
     if data.shape[0] == 0:
         raise UrCsvError(f"{path} has a header but no complete data rows")
     pos = {c: k for k, c in enumerate(used)}
@@ -199,7 +199,8 @@ def read_ur_csv(
         text = (f"{int(bad.sum())} of {bad.size} rows hold NaN/inf (first data rows: "
                 f"{', '.join(str(r + 1) for r in rows[:5])}{', ...' if rows.size > 5 else ''})")
         if nan_policy == "raise":
-            raise UrCsvError(f"{path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop them")
+            raise UrCsvError(f"{path}: {text}. Pass --nan-policy drop (nan_policy='drop' in Python and the "
+                             "identifier node) to drop them")
         warnings.append(text + "; dropped")
         dropped.append((row[bad], arrays["timestamp"][bad, 0], "non_finite"))
         row = row[~bad]
@@ -248,8 +249,11 @@ def _file_rows(sample_row: np.ndarray, dropped: list[tuple[np.ndarray, np.ndarra
                     dropped_repeats=repeats)
 
 
-def _numbers(path: Path, body: list[str], delimiter: str | None, used: list[int], warnings: list[str]) -> np.ndarray:
-    """The ``used`` columns of the data lines as floats; empty cells are missing values (NaN, with a warning)."""
+def _numbers(path: Path, body: list[str], delimiter: str | None, used: list[int], warnings: list[str],
+             header: list[str], nan_policy: str) -> np.ndarray:
+    """The ``used`` columns of the data lines as floats; empty cells are missing values (NaN, with a warning);
+    lines that cannot be read (text in a used cell, too few cells) are refused, or with ``nan_policy`` 'drop'
+    read as NaN rows (with a warning) for the NaN rule to drop."""
     def load(lines: list[str]) -> np.ndarray:
         return np.loadtxt(io.StringIO("\n".join(lines)), delimiter=delimiter, usecols=used, ndmin=2, dtype=float)
     try:
@@ -268,11 +272,48 @@ def _numbers(path: Path, body: list[str], delimiter: str | None, used: list[int]
                 else:
                     warnings.append("empty cells read as missing values (NaN)")
                     return data
-    match = re.search(r"row (\d+)|line (\d+)", str(error))
-    # numpy counts the data rows from 0 in this message; the NaN messages and editors count from 1
-    where = f" near data row {int(match.group(1)) + 1 if match.group(1) else match.group(2)}" if match else ""
-    raise UrCsvError(f"{path}: a row cannot be read as numbers{where} ({error}); check the file for "
-                     "truncated or merged lines") from error
+    # a few broken lines (text in a cell, a line cut short or two merged): read line by line, those rows NaN
+    data, broken = _numbers_by_line(body, delimiter, used, header)
+    if not broken:  # numpy failed on what Python reads: say what numpy said
+        raise UrCsvError(f"{path}: the rows cannot be read as numbers ({error}); check the file for truncated or "
+                         "merged lines") from error
+    (first, why), count = broken[0], len(broken)
+    text = (f"{count} data row(s) cannot be read as numbers (first: data row {first + 1}, {why})")
+    if nan_policy == "raise":
+        raise UrCsvError(f"{path}: {text}. Repair or delete those lines, or pass --nan-policy drop (nan_policy "
+                         "'drop' in Python and the identifier node) to drop them") from error
+    warnings.append(f"{text}: read as missing values (NaN)")
+    return data
+
+
+def _numbers_by_line(body: list[str], delimiter: str | None, used: list[int], header: list[str]
+                     ) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """The ``used`` columns of every data line as floats, a line that cannot be read all NaN, and those lines as
+    (data row from 0, what is wrong)."""
+    data = np.full((len(body), len(used)), np.nan)
+    broken: list[tuple[int, str]] = []
+    for r, line in enumerate(body):
+        cells = _split(line.strip(), delimiter)
+        while len(cells) > len(header) and not cells[-1].strip():
+            cells.pop()  # a trailing delimiter
+        if len(cells) != len(header):  # cut short, or two lines merged
+            broken.append((r, f"{len(cells)} cells where the header has {len(header)}"))
+            continue
+        try:
+            data[r] = [float(cells[c].strip() or "nan") for c in used]
+        except ValueError:
+            bad = next(c for c in used if not _is_number(cells[c]))
+            broken.append((r, f"column {header[bad] if bad < len(header) else bad}: {cells[bad].strip()!r}"))
+            data[r] = np.nan
+    return data, broken
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.strip() or "nan")
+    except ValueError:
+        return False
+    return True
 
 
 def _not_running(modes: dict[str, np.ndarray]) -> np.ndarray:

@@ -386,8 +386,8 @@ def _finite_packets(sel: np.ndarray, q: np.ndarray, fields: dict[str, np.ndarray
     text = (f"{int(bad.sum())} of {sel.size} RTDE packets hold NaN/inf values (topic and packets: "
             f"{', '.join(culprits)})")
     if nan_policy == "raise":
-        raise BagReadError(f"bag {path}: {text}. Pass nan_policy='drop' (rdi: --nan-policy drop) to drop those "
-                           "packets")
+        raise BagReadError(f"bag {path}: {text}. Pass --nan-policy drop (nan_policy='drop' in Python and the "
+                           "identifier node) to drop those packets")
     warnings.append(text + "; dropped")
     if bad.all():
         raise BagReadError(f"bag {path}: every RTDE packet holds NaN/inf values; nothing left to read")

@@ -110,7 +110,9 @@ def test_other_bad_inputs(tmp_path: Path) -> None:
     lines = text_cell.read_text().splitlines()
     lines[2] = lines[2].replace(lines[2].split(",")[1], "abc", 1)
     text_cell.write_text("\n".join(lines) + "\n")
-    with pytest.raises(UrCsvError, match="cannot be read as numbers"):
+    with pytest.raises(UrCsvError, match=r"1 data row\(s\) cannot be read as numbers \(first: data row 2, "
+                                         r"column actual_q_0: 'abc'\)\. Repair or delete those lines, or pass "
+                                         r"--nan-policy drop"):
         read_ur_csv(text_cell)
     with pytest.raises(UrCsvError, match="6 joints"):
         read_ur_csv(text_cell, joint_names=["a", "b"])
@@ -200,7 +202,7 @@ def test_what_spreadsheets_and_hand_written_recorders_do_is_read_with_warnings(t
     cells = lines[7].split(",")
     cells[3] = "1.2.3"
     garbled.write_text("\n".join(lines[:7] + [",".join(cells)] + lines[8:]) + "\n")
-    with pytest.raises(UrCsvError, match="near data row 7 "):
+    with pytest.raises(UrCsvError, match=r"first: data row 7, column actual_q_2: '1.2.3'"):
         read_ur_csv(garbled)
 
 
@@ -237,3 +239,27 @@ def test_file_rows_map_every_sample_and_every_row_left_out(tmp_path: Path) -> No
     repeated = rows.dropped_repeats[2]
     assert rows.dropped_repeats[:2].tolist() == [-1, -1] and out.time_s[repeated] == pytest.approx(t[11], abs=5e-7)
     assert out.select(slice(0, 5)).file_rows is None  # a subset no longer maps onto the file
+
+
+def test_broken_lines_are_dropped_and_reported_with_the_nan_policy(tmp_path: Path) -> None:
+    """Text in a cell, a line cut short in the middle of the file, two lines merged: refused naming the first and
+    the fix; with nan_policy 'drop' those rows are dropped (reason non_finite in the file's rows), the rest kept."""
+    rec = _recording(30)
+    path = write_ur_csv(tmp_path / "b.csv", rec)
+    lines = path.read_text().splitlines()
+    cells = lines[6].split(",")
+    lines[6] = ",".join(cells[:1] + ["garbage"] + cells[2:])  # data row 6
+    lines[12] = lines[12][: len(lines[12]) // 3]  # data row 12, cut short
+    lines[20] = lines[20] + lines[21]  # data row 20 merged with the next: a number like 1.5e-3-0.2
+    del lines[21]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UrCsvError, match=r"3 data row\(s\) cannot be read as numbers \(first: data row 6, "
+                                         r"column [a-z_0-9]+: 'garbage'\)"):
+        read_ur_csv(path)
+    out = read_ur_csv(path, nan_policy="drop")
+    assert out.n_samples == 26
+    assert any("3 data row(s) cannot be read as numbers" in w for w in out.warnings)
+    assert sorted(out.file_rows.dropped_row.tolist()) == [5, 11, 19]
+    assert set(out.file_rows.dropped_reason.tolist()) == {"non_finite"}
+    keep = [k for k in range(30) if k not in (5, 11, 19, 20)]  # row 20 went into the merged line
+    np.testing.assert_allclose(out.q_rad, rec.q_rad[keep], atol=1e-9)
