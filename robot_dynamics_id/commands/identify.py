@@ -9,8 +9,9 @@ COMMAND = "identify"
 HELP = "identify the dynamics from a rosbag2 bag or a ur_rtde CSV; writes DIR/model.yaml and a report"
 
 EXIT_CODES = ("exit codes: 0 result written and plausible; 1 refused (nothing written; the message names the fix); "
-              "3 result written but doubtful (a fit far below zero, the data's gravity far from the model's, or "
-              "torques that fit another UR's nominal model: see metrics.json 'problems'); 130 interrupted "
+              "3 result written but doubtful (a training fit below zero or a validation fit far below it, link "
+              "masses no payload explains, the data's gravity far from the model's, or torques that fit another "
+              "UR's nominal model: see metrics.json 'problems'); 130 interrupted "
               "(Ctrl-C) or 143 terminated (SIGTERM), nothing written")
 
 
@@ -50,7 +51,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, *, validate: bool = Fals
     from ..identification.metrics import MOVING_THRESHOLD_RAD_S
     from ..identification.torque_source import TORQUE_SOURCE_RULE
 
-    parser.add_argument("--drive-gains", metavar="K1,...,K6",
+    parser.add_argument("--drive-gains", metavar="K0,...,K5",
                         help="joint torque per motor current, Nm/A, one per joint (identify them with "
                              "`rdi drive-gains`)" + ("; default: the model's" if validate else ""))
     if validate:

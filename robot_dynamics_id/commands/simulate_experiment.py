@@ -66,7 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-seed", type=int, default=0,
                         help="seed of the measurement noise (the known-payload run uses seed + 1; default 0)")
     parser.add_argument("--out", required=True, metavar="BAG", help="bag directory to create (must not exist)")
-    parser.add_argument("--truth-out", required=True, metavar="TRUTH.yaml", help="where to write the true model")
+    parser.add_argument("--truth-out", required=True, metavar="TRUTH.yaml", help="where to write the true model (its true drive gains "
+                        "included: drive_gains_nm_per_a, Nm/A)")
     parser.add_argument("--rate", type=float, default=500.0, help="controller rate, Hz (500 e-Series, 125 CB3)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--payload-kg", type=float, default=0.0, help="payload at the flange, kg (default 0)")
@@ -74,7 +75,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="payload centre of mass in the tool0 frame, m (default 0,0,0)")
     parser.add_argument("--drive-gains", type=_gains, default=None, metavar="G1,...,G6",
                         help="drive gains ur_interface is configured with (joint_states effort = current x gain), "
-                             "Nm/A (default: the nominal ones of config/ur3.yaml)")
+                             "Nm/A (default: the robot's assumed nominal ones, robots/priors.py; ur3: 10,10,8,6,6,6). "
+                             "The simulated arm's true gains differ from them per truth seed, as a real arm's do: "
+                             "TRUTH.yaml holds them (drive_gains_nm_per_a)")
     parser.add_argument("--csv", default=None, metavar="OUT.csv",
                         help="also write the run as an ur_rtde startFileRecording CSV")
     parser.add_argument("--known-payload-kg", type=float, default=None, metavar="M",

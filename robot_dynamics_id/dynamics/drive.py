@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DriveGainError", "PLAUSIBLE_DRIVE_GAIN_NM_PER_A", "check_drive_gains", "torque_from_current"]
+__all__ = ["DriveGainError", "GAIN_SPREAD_WARN", "PLAUSIBLE_DRIVE_GAIN_NM_PER_A", "check_drive_gains",
+           "gain_spread_warnings", "torque_from_current"]
 
 #: Joint-side drive gains outside this range (Nm/A) are refused as not belonging to a UR joint (module doc).
 PLAUSIBLE_DRIVE_GAIN_NM_PER_A: tuple[float, float] = (1.0, 60.0)
+#: a gain this many times above or below the median of an arm's gains is warned about: a digit or a unit off is
+#: the likely cause (published identified gains of one arm lie within 1.3x of each other; module doc). A wrist's
+#: gain error cannot be seen in the data (it only scales that joint's identified torques), so this is its check.
+GAIN_SPREAD_WARN = 3.0
 
 
 class DriveGainError(ValueError):
@@ -58,6 +63,20 @@ def check_drive_gains(gains, n_joints: int, *, what: str = "drive gains", plausi
                 f"{lo:g}-{hi:g} Nm/A (published UR gains are 8.5-14.3 Nm/A). Check the unit (Nm/A, joint side) "
                 "and the digits, or identify the gains with `rdi drive-gains` and a known payload")
     return values
+
+
+def gain_spread_warnings(gains_nm_per_a, joint_names, *, what: str = "--drive-gains") -> list[str]:
+    """A warning naming each checked gain more than :data:`GAIN_SPREAD_WARN` times above or below the median of
+    all of them (none when they are alike)."""
+    values = np.asarray(gains_nm_per_a, float)
+    median = float(np.median(values))
+    apart = np.flatnonzero((values > GAIN_SPREAD_WARN * median) | (values < median / GAIN_SPREAD_WARN))
+    if not apart.size:
+        return []
+    listed = ", ".join(f"{joint_names[j]} {values[j]:.4g}" for j in apart)
+    return [f"{what}: {listed} Nm/A, more than {GAIN_SPREAD_WARN:g}x apart from the gains' median {median:.4g} Nm/A: "
+            "a digit or a unit off? A wrong gain scales that joint's identified torques, which the data cannot "
+            "show on a joint that bears little gravity"]
 
 
 def torque_from_current(current_a: np.ndarray, gains_nm_per_a: np.ndarray) -> np.ndarray:

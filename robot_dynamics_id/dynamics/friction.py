@@ -152,12 +152,12 @@ class FrictionParameters:
                 raise ValueError(f"friction terms must name one model per joint ({n}), got {len(terms)}")
             for j, t in enumerate(terms):
                 if ("presliding" in t) != bool(self.presliding_distance_rad[j] > 0):
-                    raise ValueError(f"joint {j + 1}: terms {t!r} and presliding_distance_rad "
+                    raise ValueError(f"joint {j}: terms {t!r} and presliding_distance_rad "
                                      f"{self.presliding_distance_rad[j]:g} disagree (presliding needs a distance > 0)")
                 absent = [p for name, params in FRICTION_TERMS.items() if name not in parse_terms(t)
                           for p in params if getattr(self, p)[j] != 0]
                 if absent:
-                    raise ValueError(f"joint {j + 1}: terms {t!r} exclude {', '.join(absent)}, which are not zero")
+                    raise ValueError(f"joint {j}: terms {t!r} exclude {', '.join(absent)}, which are not zero")
             object.__setattr__(self, "terms", terms)
 
     @property

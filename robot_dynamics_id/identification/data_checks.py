@@ -67,8 +67,9 @@ import scipy.optimize
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
-__all__ = ["DataCheckError", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTFUL_DEG", "MOUNT_ANGLE_WARN_DEG",
-           "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK", "SCALE_PLAUSIBLE", "TorqueScale",
+__all__ = ["DataCheckError", "MASS_RATIO_PLAUSIBLE", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTFUL_DEG",
+           "MOUNT_ANGLE_WARN_DEG", "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK",
+           "SCALE_PLAUSIBLE", "TorqueScale",
            "check_joint_count", "check_torque_fits_robot", "gravity_direction", "gravity_fit", "gravity_scale",
            "likely_robots", "mass_warnings", "mount_check"]
 
@@ -96,6 +97,9 @@ MIN_MOVING_FRACTION = 0.2
 MAX_CHECK_SAMPLES = 3000
 #: identified total mass of links 2..n outside this ratio of the nominal: warning
 MASS_RATIO_OK = (0.5, 2.0)
+#: ... outside this one: the result is doubtful. No UR's rated payload adds more than ~0.7x its links' mass
+#: (UR3: 3 kg on links 2-6 of 6.6 kg), and no arm of the family weighs less than half its nominal model
+MASS_RATIO_PLAUSIBLE = (0.4, 2.5)
 #: the data's gravity direction this far from the model's (degrees): warning naming --gravity. On floor-mounted
 #: arms the estimate strays by a few degrees (nominal inertials off the truth, friction the check does not model;
 #: benchmarks/bench_identification_mount.py), while a tilt of this size fitted as a floor mount already spoils the
@@ -345,8 +349,8 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
     peak = np.nanpercentile(np.abs(tau), 99.9, axis=0)
     over = np.flatnonzero(peak > rating)
     for j in over:
-        text = (f"Joint {j} torque reaches {peak[j]:.1f} Nm, beyond {robot.name}'s rated {rating[j]:.0f} Nm "
-                f"({label})")
+        text = (f"Joint {_joint(robot, j)} torque reaches {peak[j]:.1f} Nm, beyond {robot.name}'s rated "
+                f"{rating[j]:.0f} Nm ({label})")
         (errors if peak[j] > 2 * rating[j] else warnings).append(text)
     result = gravity_scale(robot, q_rad, qd_rad_s, qdd_rad_s2, tau)
     scale = result.scale
@@ -370,7 +374,7 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         causes = _causes(result, others, tau, source, drive_gains_nm_per_a, robot, robot_fix)
         if mount:
             causes = f"{mount[0]}. {causes}".rstrip()
-        checked = ", ".join(str(j) for j in np.flatnonzero(result.checked))
+        checked = ", ".join(_joint(robot, j) for j in np.flatnonzero(result.checked))
         text = (f"The torques do not fit {label}: on joint(s) {checked} they are {scale:.3g}x the gravity torque "
                 f"of {robot.name}'s nominal model (expected ~1). {causes}")
         mount = []  # said in this message
@@ -388,6 +392,11 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
     return warnings, result
 
 
+def _joint(robot: RobotModel, j: int) -> str:
+    """A joint as messages name it: its index from 0 (as ur_rtde's columns and every per-joint list) and name."""
+    return f"{j} ({robot.joint_names[j]})"
+
+
 def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotModel) -> list[str]:
     """Checked joints whose torque scales disagree by more than :data:`JOINT_SCALE_SPREAD`: a drive gain (or the
     torque sensing of a joint) is suspect. With three or more checked joints the one apart from their
@@ -402,7 +411,7 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
         j, k = checked
         if 1 / JOINT_SCALE_SPREAD <= a_g[j] / a_g[k] <= JOINT_SCALE_SPREAD:
             return []
-        return [f"Joints {j} and {k} disagree: their torques are {a_g[j]:.2f}x and {a_g[k]:.2f}x the gravity torque "
+        return [f"Joints {_joint(robot, j)} and {_joint(robot, k)} disagree: their torques are {a_g[j]:.2f}x and {a_g[k]:.2f}x the gravity torque "
                 f"of {robot.name}'s nominal model: one of their drive gains looks off"
                 + (f" (the model implies {g[j] / a_g[j]:.3g} and {g[k] / a_g[k]:.3g} Nm/A)" if g is not None else "")
                 + ", unless a payload at the flange explains it"]
@@ -412,7 +421,7 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
         if not 1 / JOINT_SCALE_SPREAD <= a_g[j] / median <= JOINT_SCALE_SPREAD:
             implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * median:.3g} "
                        "Nm/A for it)" if g is not None else "")
-            out.append(f"Joint {j}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s nominal model while "
+            out.append(f"Joint {_joint(robot, j)}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s nominal model while "
                        f"the checked joints' median is {median:.2f}x: its drive gain looks off{implied}, unless a "
                        "payload at the flange explains it")
     return out
@@ -438,7 +447,7 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}")
     if source == "current" and gains is not None:
         g = np.asarray(gains, float)
-        implied = ", ".join(f"joint {j}: {g[j] / result.gravity_coefficient[j]:.3g}"
+        implied = ", ".join(f"joint {_joint(robot, j)}: {g[j] / result.gravity_coefficient[j]:.3g}"
                             for j in np.flatnonzero(result.checked))
         parts.append(f"{'Or the' if parts else 'The'} drive gains are off: {robot.name}'s nominal model implies "
                      f"{implied} Nm/A")
@@ -449,10 +458,11 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
     return "".join(f"{p}. " for p in parts).rstrip()
 
 
-def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool) -> list[str]:
+def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool, doubtful: bool = False) -> list[str]:
     """Warnings when identified link masses are far from the nominal ones (links 2..n: link 1's mass does not
-    act on any joint torque of a fixed-base arm and stays at its prior); none for a model that is not
-    physically consistent (its per-link masses carry no meaning)."""
+    act on any joint torque of a fixed-base arm and stays at its prior), outside :data:`MASS_RATIO_OK`; with
+    ``doubtful``, the problem when they are outside :data:`MASS_RATIO_PLAUSIBLE` instead. None for a model that
+    is not physically consistent (its per-link masses carry no meaning)."""
     if not consistent:
         return []  # the per-link masses of a non-physical model carry no meaning (the job says so)
     nominal = np.array([robot.model.inertias[i + 1].mass for i in range(robot.n_joints)])
@@ -461,7 +471,12 @@ def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool) -> list[
     if total_nom <= 0:
         return []
     ratio = total_id / total_nom
-    if MASS_RATIO_OK[0] <= ratio <= MASS_RATIO_OK[1]:
+    low, high = MASS_RATIO_PLAUSIBLE if doubtful else MASS_RATIO_OK
+    if low <= ratio <= high:
         return []
-    return [f"Identified masses of links 2-{robot.n_joints} total {total_id:.2f} kg, {ratio:.2f}x the nominal "
-            f"{robot.name}'s {total_nom:.2f} kg: check --robot, the drive gains and for a payload"]
+    text = (f"Identified masses of links 2-{robot.n_joints} total {total_id:.2f} kg, {ratio:.2f}x the nominal "
+            f"{robot.name}'s {total_nom:.2f} kg")
+    if doubtful:
+        return [f"{text}: no payload a UR carries explains that; a drive gain, the torque source or --robot is off "
+                "(see the warnings); --skip-robot-check if the arm really differs"]
+    return [f"{text}: check --robot, the drive gains and for a payload"]

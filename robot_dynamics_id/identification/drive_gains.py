@@ -125,13 +125,13 @@ def identify_drive_gains(
         y = np.concatenate([c[:, j] for c in currents])
         scale = np.linalg.norm(a, axis=0)
         if not scale[-1] > 0:
-            raise ValueError(f"joint {j + 1}: the payload puts no torque on this joint in these recordings, so "
+            raise ValueError(f"joint {j}: the payload puts no torque on this joint in these recordings, so "
                              "its drive gain is not identifiable; offset the payload CoM from the joint's axis "
                              "(e.g. off the tool axis for joint 6) and move the joint")
         q_factor, r_factor = np.linalg.qr(a / scale)
         diag = np.abs(np.diag(r_factor))
         if diag[-1] < 1e-6 * diag.max():
-            raise ValueError(f"joint {j + 1}: the payload torque is (nearly) a combination of the arm's own "
+            raise ValueError(f"joint {j}: the payload torque is (nearly) a combination of the arm's own "
                              "regressor columns, so its drive gain is not identifiable; move this joint more "
                              "and offset the payload CoM from the flange axis")
         x = np.linalg.solve(r_factor, q_factor.T @ y) / scale
@@ -140,7 +140,7 @@ def identify_drive_gains(
         r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
         kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
         if kappa <= 0:
-            raise ValueError(f"joint {j + 1}: identified drive gain is not positive; the payload does not load "
+            raise ValueError(f"joint {j}: identified drive gain is not positive; the payload does not load "
                              "this joint enough (heavier payload, CoM offset from the flange axis, more motion)")
         gains[j] = 1.0 / kappa
         gains_std[j] = kappa_std / kappa**2  # first-order propagation through 1/kappa

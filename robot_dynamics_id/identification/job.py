@@ -15,9 +15,10 @@ Before anything is written: the output folder is checked
 (identification/data_checks.py: joint count, rating, torque scale against the
 nominal model naming the likely robot, implausible gains, gravity-compensated
 torque, the direction of gravity). A result is written into a staging folder
-that becomes ``--out`` only when complete. A fit far below zero, or torques whose
-gravity points elsewhere than the model's (the mount), make the result
-*doubtful*: written, with
+that becomes ``--out`` only when complete. A fit below zero on the training data
+or far below zero on other data, identified masses no payload explains, or
+torques whose gravity points elsewhere than the model's (the mount), make the
+result *doubtful*: written, with
 ``status: doubtful`` and the problems in metrics.json, and the commands exit
 non-zero (:data:`EXIT_DOUBTFUL`).
 
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dynamics.drive import check_drive_gains
+from ..dynamics.drive import check_drive_gains, gain_spread_warnings
 from ..dynamics.friction import check_presliding_distances
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel, load_robot
@@ -58,7 +59,7 @@ JOINT_STATES_EFFORT = {"torque": "torque_nm", "current": "current_a", "current_a
                        "ignore": "ignore"}
 #: topics that can be renamed (--topic FIELD=NAME)
 TOPIC_FIELDS = ("joint_states", "motor_currents", "target_currents", "target_moment", "wrench")
-#: exit code of a command whose result was written but is doubtful (a fit far below zero)
+#: exit code of a command whose result was written but is doubtful (module doc)
 EXIT_DOUBTFUL = 3
 
 
@@ -339,7 +340,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm)
     signal = select_torque(recording, torque_source, gains)
-    warnings = [*recording.warnings, *signal.notes]
+    warnings = [*recording.warnings, *signal.notes,
+                *(gain_spread_warnings(gains, rm.joint_names) if gains is not None else [])]
     # A URDF robot is named by its absolute path in model.yaml, so validate finds the same kinematics.
     robot_ref = rm.name if rm.description is not None else str(Path(robot).expanduser().resolve())
     identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
@@ -372,10 +374,13 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                         "--method consistent")
     negative_mu = np.flatnonzero(result.model.friction.non_physical_load)
     if negative_mu.size:
-        warnings.append(f"the load-dependent friction coefficient of joints {(negative_mu + 1).tolist()} is negative "
-                        "(friction falling as the transmitted torque grows: not physical, an unconstrained fit); "
-                        "--method consistent bounds it >= 0, or fix the terms with --friction-model")
-    problems = doubtful_fits(result.metrics, names, "training") + _mount_problems(checks, rm, "training data")
+        warnings.append(f"the load-dependent friction coefficient of {', '.join(names[j] for j in negative_mu)} is "
+                        "negative (friction falling as the transmitted torque grows: not physical, an unconstrained "
+                        "fit); --method consistent bounds it >= 0, or fix the terms with --friction-model")
+    problems = doubtful_fits(result.metrics, names, "training", training=True) + _mount_problems(
+        checks, rm, "training data")
+    if not skip_robot_check:
+        problems += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent, doubtful=True)
     _check_cancel(cancel)
     _report(progress, 0.7, "check fit")
     ur_training = _ur_model(recording, signal, gains) if compare_ur_model else None
@@ -577,7 +582,8 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                                 moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
     metrics = dict(result.metrics)
     problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + _mount_problems(checks, rm, "the data")
-    warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings]
+    warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings,
+                *(gain_spread_warnings(gains, rm.joint_names) if drive_gains_nm_per_a is not None else [])]
     if result.prediction == "base parameters":
         warnings.append("the model's per-link parameters are not physically consistent: predicted with its "
                         "identified base parameters")

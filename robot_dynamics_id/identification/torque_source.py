@@ -116,7 +116,7 @@ def _refuse_auto(data: Any, current, effort_is_moment: bool) -> TorqueSourceErro
     if current is not None:
         return TorqueSourceError(
             f"the data hold {holds}, but no drive gains were given to turn the currents into joint torques: pass "
-            "--drive-gains K1,...,K6 (Nm/A; identify them with `rdi drive-gains` and a known payload)"
+            "--drive-gains K0,...,K5 (Nm/A; identify them with `rdi drive-gains` and a known payload)"
             + ("; the gravity-compensated actual_current_as_torque cannot replace them" if
                _array(data, "current_as_torque_nm") is not None else ""))
     if effort_is_moment:
@@ -167,7 +167,7 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
                                     "= current) pass --ur-driver-topics; otherwise choose another --torque-source")
         if drive_gains_nm_per_a is None:
             raise TorqueSourceError("--torque-source current needs the drive gains (Nm/A per joint): pass "
-                                    "--drive-gains K1,...,K6, or identify them with `rdi drive-gains` and a known "
+                                    "--drive-gains K0,...,K5, or identify them with `rdi drive-gains` and a known "
                                     "payload")
         gains = check_drive_gains(drive_gains_nm_per_a, current.shape[1], what="--drive-gains",
                                   plausible=plausible_gains)

@@ -49,13 +49,17 @@ from .friction_columns import friction_torque_preprocessed
 from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
-__all__ = ["DOUBTFUL_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits", "predict_samples",
+__all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits", "predict_samples",
            "validate_recording"]
 
 STATUSES = ("scored", "edge", "short_segment", "non_finite")
 #: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
 #: files are written, but the command does not exit 0
 DOUBTFUL_FIT_PERCENT = -50.0
+#: a fit below this on the data the model was fitted to makes a result doubtful: least squares with an offset
+#: term does at least as well as the mean there, so a joint below it has a torque the model cannot hold (its
+#: drive gain or unit off, another robot's data), not a motion the model has not seen
+DOUBTFUL_TRAINING_FIT_PERCENT = 0.0
 #: samples per chunk of the full-rate regressor (bounded memory for long recordings)
 CHUNK_SAMPLES = 20000
 
@@ -229,12 +233,18 @@ def validate_recording(model: DynamicModel, recording: Any, torque_nm: np.ndarra
                             prediction=how, ur_model_nm=ur_full, baseline_nm=baseline_full)
 
 
-def doubtful_fits(metrics: dict, joint_names, what: str) -> list[str]:
-    """Problems that make a result doubtful: a fit below :data:`DOUBTFUL_FIT_PERCENT` on any joint."""
+def doubtful_fits(metrics: dict, joint_names, what: str, *, training: bool = False) -> list[str]:
+    """Problems that make a result doubtful: a fit below :data:`DOUBTFUL_FIT_PERCENT` on any joint of held-out
+    data, or below :data:`DOUBTFUL_TRAINING_FIT_PERCENT` on the data the model was fitted to (``training``)."""
     fits = np.asarray(metrics.get("fit_percent") or [], float)
-    bad = np.flatnonzero(~(fits >= DOUBTFUL_FIT_PERCENT))
+    bar = DOUBTFUL_TRAINING_FIT_PERCENT if training else DOUBTFUL_FIT_PERCENT
+    bad = np.flatnonzero(~(fits >= bar))
     if not bad.size:
         return []
     listed = ", ".join(f"{joint_names[j]} {fits[j]:.0f} %" for j in bad)
+    if training:
+        return [f"{what} fit is below zero ({listed}): on the very data it was fitted to, the model predicts these "
+                "torques worse than their mean, so they do not fit the others' rigid-body model. Check these "
+                "joints' drive gains (a digit or unit off?), the torque source and --robot (see the warnings)"]
     return [f"{what} fit is far below zero ({listed}): the model predicts these torques worse than their mean. "
             "Check that the torque source, drive gains and robot match those the model was identified with"]

@@ -163,6 +163,19 @@ def test_the_presliding_distance_can_be_fixed_from_the_command_line(data, tmp_pa
         assert message in capsys.readouterr().err and not (tmp_path / "bad").exists(), value
 
 
+def test_a_gain_a_digit_off_is_named(data, tmp_path, capsys):
+    """A wrist's gain error only scales that joint's identified torques (the fit stays good): the gains' spread
+    is what shows it. A shoulder's makes the result doubtful (exit 3) through the data checks."""
+    wrist_typo = UR3_GAINS[:5] + [60.0]  # 6 Nm/A with a digit too many
+    assert _identify(data["train_csv"], tmp_path / "wrist", "--drive-gains", _gains(wrist_typo)) == 0
+    assert "wrist_3_joint 60 Nm/A, more than 3x apart from the gains' median" in capsys.readouterr().err
+    shoulder_typo = [UR3_GAINS[0], 1.0] + UR3_GAINS[2:]
+    assert _identify(data["train_csv"], tmp_path / "shoulder", "--drive-gains", _gains(shoulder_typo)) == 3
+    err = capsys.readouterr().err
+    assert "shoulder_lift_joint 1 Nm/A, more than 3x apart" in err and "DOUBTFUL RESULT" in err
+    assert json.loads((tmp_path / "shoulder/metrics.json").read_text())["status"] == "doubtful"
+
+
 def test_a_csv_without_gains_is_refused_naming_the_fix_and_nothing_is_written(data, tmp_path, capsys):
     assert _identify(data["train_csv"], tmp_path / "m") == 1
     err = capsys.readouterr().err

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_id.dynamics.drive import DriveGainError, check_drive_gains, torque_from_current
+from robot_dynamics_id.dynamics.drive import DriveGainError, check_drive_gains, gain_spread_warnings, torque_from_current
 
 
 def test_good_gains_pass_and_scale_currents_per_joint():
@@ -33,3 +33,13 @@ def test_amperes_on_purpose_skip_only_the_plausibility_range():
         check_drive_gains(np.ones(6) * 0.5, 6)
     with pytest.raises(DriveGainError, match="finite positive"):
         check_drive_gains(np.zeros(6), 6, plausible=False)
+
+
+def test_a_gain_far_from_the_others_is_warned_about_by_joint_name():
+    names = ["base", "shoulder", "elbow", "wrist1", "wrist2", "wrist3"]
+    assert gain_spread_warnings([10.0, 10.7, 8.46, 9.0, 9.48, 10.12], names) == []  # a UR10e's published gains
+    assert gain_spread_warnings([10.0, 10.0, 8.0, 4.0, 4.0, 4.0], names) == []  # small wrist drives: 2.2x
+    (warning,) = gain_spread_warnings([10.0, 10.7, 8.46, 9.0, 9.48, 1.012], names)
+    assert "wrist3 1.012 Nm/A" in warning and "a digit or a unit off" in warning and "base" not in warning
+    (warning,) = gain_spread_warnings([10.0, 107.0, 8.46, 9.0, 9.48, 10.12], names)
+    assert "shoulder 107" in warning

@@ -59,7 +59,7 @@ def test_gravity_compensated_effort_is_named(ur3):
 
 def test_gains_three_times_too_large_name_the_implied_gains(ur3):
     torque = ur3.current_a * UR3_GAINS * 3
-    with pytest.raises(DataCheckError, match=r"drive gains are off: ur3's nominal model implies joint 1: (9|10|11)"):
+    with pytest.raises(DataCheckError, match=r"drive gains are off: ur3's nominal model implies joint 1 \(shoulder_lift_joint\): (9|10|11)"):
         check_torque_fits_robot(load_robot("ur3"), *_prepared(ur3, torque), source="current",
                                 drive_gains_nm_per_a=UR3_GAINS * 3)
 
@@ -82,7 +82,7 @@ def test_one_joints_gain_off_is_named_with_the_gain_the_model_implies(ur3):
     # a UR3's checked joints are the shoulder and the elbow: which of the two is off, the data cannot tell
     (warning,) = [w for w in warnings if "drive gains looks off" in w]
     implied = [float(v) for v in warning.split("implies ")[1].split(" Nm/A")[0].split(" and ")]
-    assert warning.startswith("Joints 1 and 2 disagree") and implied[1] == pytest.approx(UR3_GAINS[2], rel=0.15)
+    assert warning.startswith("Joints 1 (shoulder_lift_joint) and 2 (elbow_joint) disagree") and implied[1] == pytest.approx(UR3_GAINS[2], rel=0.15)
     assert implied[0] == pytest.approx(UR3_GAINS[1], rel=0.15)  # the implied gains are the true ones
     assert not [w for w in check_torque_fits_robot(load_robot("ur3"), *_prepared(ur3, ur3.current_a * UR3_GAINS),
                                                    source="current", drive_gains_nm_per_a=UR3_GAINS)[0]]
@@ -98,7 +98,7 @@ def test_with_three_checked_joints_the_one_whose_gain_is_off_is_named():
                         inertial_coefficient=np.full(6, np.nan),
                         checked=np.array([False, True, True, True, False, False]))
     (warning,) = _joint_scale_warnings(scale, "current", gains, load_robot("ur5e"))
-    assert warning.startswith("Joint 2's torque is 2.01x") and "median is 1.00x" in warning
+    assert warning.startswith("Joint 2 (elbow_joint)'s torque is 2.01x") and "median is 1.00x" in warning
     assert "implies 9.2 Nm/A" in warning
     assert _joint_scale_warnings(replace(scale, gravity_coefficient=np.array([np.nan, 1.0, 1.1, 0.88] + [np.nan] * 2)),
                                  "current", gains, load_robot("ur5e")) == []
@@ -126,6 +126,11 @@ def test_joint_count_and_masses():
     (warning,) = mass_warnings(nominal * 4, rm, consistent=True)
     assert "4.00x the nominal ur3's" in warning
     assert mass_warnings(nominal * 4, rm, consistent=False) == []
+    # beyond what a payload explains (0.4-2.5x): the result is doubtful
+    assert mass_warnings(nominal * 2.2, rm, consistent=True, doubtful=True) == []
+    assert mass_warnings(nominal * 0.45, rm, consistent=True, doubtful=True) == []
+    (problem,) = mass_warnings(nominal * 0.3, rm, consistent=True, doubtful=True)
+    assert "0.30x the nominal ur3's" in problem and "no payload a UR carries explains that" in problem
 
 
 def _mounted(robot, gains, tilt_deg, seed):

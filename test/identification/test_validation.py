@@ -97,6 +97,14 @@ def test_ur_model_is_scored_against_the_same_measurement(setting):
     assert result.ur_model_nm.shape == check.effort_nm.shape
 
 
+def test_a_training_fit_below_zero_is_doubtful():
+    """On the data it was fitted to, least squares with an offset does at least as well as the mean: a joint
+    below zero there holds a torque the model cannot (a drive gain a digit off), not an unseen motion."""
+    assert doubtful_fits({"fit_percent": [99.0, 0.5]}, ["a", "b"], "training", training=True) == []
+    (problem,) = doubtful_fits({"fit_percent": [99.0, -10.0]}, ["a", "b"], "training", training=True)
+    assert "training fit is below zero (b -10 %)" in problem and "drive gains" in problem
+
+
 def test_a_fit_far_below_zero_is_doubtful():
     assert doubtful_fits({"fit_percent": [99.0, -10.0]}, ["a", "b"], "validation") == []
     (problem,) = doubtful_fits({"fit_percent": [99.0, DOUBTFUL_FIT_PERCENT - 1, float("nan")]}, ["a", "b", "c"],
