@@ -185,7 +185,8 @@ def run_robot(robot_name: str, *, duration_s: float, truth_seed: int, anneal_ite
 
     csv_ok = True
     if csv_check:
-        from robot_dynamics_id.identification.job import run_drive_gains, run_identify
+        from robot_dynamics_id.identification.drive_gain_job import run_drive_gains
+        from robot_dynamics_id.identification.job import run_identify
         from robot_dynamics_id.io.ur_csv import write_ur_csv
 
         with tempfile.TemporaryDirectory(prefix="rdi_bench_csv_") as tmp:

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_id.excitation.payload import PayloadExcitationSettings, plan_payload_excitation
-from robot_dynamics_id.identification.job import run_drive_gains, run_identify
+from robot_dynamics_id.identification.drive_gain_job import run_drive_gains
+from robot_dynamics_id.identification.job import run_identify
 from robot_dynamics_id.identification.payload_job import run_payload
 from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.robots import load_robot

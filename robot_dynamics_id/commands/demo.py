@@ -189,7 +189,7 @@ CALIBRATION_PAYLOAD_COM_M = (0.1, 0.05, 0.05)
 def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: int,
                            say: ProgressReporter) -> list[float]:
     from ..excitation.trajectory_file import load_trajectory
-    from ..identification.job import run_drive_gains
+    from ..identification.drive_gain_job import run_drive_gains
     from ..sim.experiment import run_known_payload_experiment
     from ..sim.experiment_bag import write_experiment_bag
 
@@ -205,6 +205,8 @@ def _calibrate_drive_gains(out: Path, excitation: Path, truth_seed: int, seed: i
                              payload_com_m=runs.payload.com_m,
                              payload_inertia_about_com_kgm2=runs.payload.inertia_about_com_kgm2)
     (calibration / "drive_gains.json").write_text(json.dumps(result, indent=2))
+    if result["status"] != "ok":
+        raise RuntimeError("the drive-gain calibration is doubtful: " + "; ".join(result["problems"]))
     gains = [float(g) for g in result["drive_gains_nm_per_a"]]
     # the simulated arm's true gains are known here (never on a real arm): score the calibration
     truth = runs.without_payload.truth.drive_gains_nm_per_a

@@ -9,6 +9,10 @@ import sys
 COMMAND = "drive-gains"
 HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
 
+EXIT_CODES = ("exit codes: 0 gains found and plausible; 1 refused (the message names the fix); 3 gains written but "
+              "doubtful (no UR joint has such gains, or the two runs do not fit one arm with the declared payload: "
+              "its CoM, --robot, or runs of different arms, excitations or rates; see 'problems')")
+
 
 def _vector(text: str, n: int, name: str) -> list[float]:
     try:
@@ -21,11 +25,16 @@ def _vector(text: str, n: int, name: str) -> list[float]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXIT_CODES
     parser.add_argument("--data", required=True, help="recording without payload (bag or ur_rtde CSV, with currents)")
     parser.add_argument("--payload-data", required=True, help="the same excitation with the payload mounted")
-    parser.add_argument("--payload-kg", type=float, required=True, help="payload mass, kg")
-    parser.add_argument("--payload-com", default="0,0,0", help="payload centre of mass in tool0, m (x,y,z)")
-    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path")
+    parser.add_argument("--payload-kg", type=float, required=True,
+                        help="payload mass, kg (a point mass at its CoM; its error scales every gain alike and "
+                             "cannot be seen in the data: weigh it)")
+    parser.add_argument("--payload-com", default="0,0,0", metavar="X,Y,Z",
+                        help="payload centre of mass in tool0, m (default 0,0,0: on the flange centre, which "
+                             "leaves the last joint's gain unidentifiable)")
+    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path (default ur3)")
     parser.add_argument("--gravity", metavar="GX,GY,GZ",
                         help="gravitational acceleration in the base frame, m/s² (default 0,0,-9.81: a floor mount; "
                              "see rdi identify --gravity)")
@@ -39,7 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.job import ReadOptions, run_drive_gains
+    from ..identification.drive_gain_job import run_drive_gains
+    from ..identification.job import EXIT_DOUBTFUL, ReadOptions
     from ..robots.model import gravity_from_text
 
     if not args.payload_kg > 0:
@@ -51,12 +61,19 @@ def run(args: argparse.Namespace) -> int:
                              gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity))
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
-    print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"]))
-    listed = ",".join(f"{g:.4g}" for g in gains)
-    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")
-    for w in result["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
+    print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"])
+          + " (from the current noise: not counting an error in the payload's mass or CoM)")
+    print("lack of fit (both runs' residual with one arm and the declared payload / each run's alone; ~1 when "
+          "they agree): " + ", ".join(f"{v:.2f}" for v in result["lack_of_fit"]))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
+    for w in result["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    if result["status"] != "ok":
+        for p in result["problems"]:
+            print(f"rdi drive-gains: DOUBTFUL RESULT: {p}", file=sys.stderr)
+        return EXIT_DOUBTFUL
+    listed = ",".join(f"{g:.4g}" for g in gains)
+    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")
     return 0

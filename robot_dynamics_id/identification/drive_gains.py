@@ -47,6 +47,12 @@ class DriveGainEstimate:
     base_parameters: np.ndarray
     base_std: np.ndarray
     residual_rms_a: np.ndarray
+    #: per joint, lack of fit: the residual RMS of the one model of both runs (the arm's parameters shared, the
+    #: declared payload) / that of each run fitted with parameters of its own (which absorb any payload: it
+    #: only changes the last link's inertial parameters). ~1 when the declared payload and the two runs fit
+    #: one arm; well above 1 when they do not (payload CoM or inertia off, the runs from different arms).
+    #: A payload mass off by a factor is not seen: it scales the gains.
+    lack_of_fit: np.ndarray | None = None
     #: Stribeck velocities (rad/s) the friction columns used, and the low-pass cut-off of both recordings
     stribeck_velocity_rad_s: np.ndarray | None = None
     cutoff_hz: float | None = None
@@ -115,7 +121,7 @@ def identify_drive_gains(
                                else np.zeros_like(current))
     if method == "global":
         return _global(regressors, currents, payload_torques, base_map, n)
-    gains, gains_std, rms = np.empty(n), np.empty(n), np.empty(n)
+    gains, gains_std, rms, lack = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     for j in range(n):
         # i_j = W_j gamma_j + kappa_j tau_payload_j with gamma_j = beta / k_j, kappa_j = 1 / k_j: the noisy
         # current stays on the left, so the estimate has no errors-in-variables bias.
@@ -124,14 +130,16 @@ def identify_drive_gains(
         a = np.column_stack([w_j[:, used], np.concatenate([t[:, j] for t in payload_torques])])
         y = np.concatenate([c[:, j] for c in currents])
         scale = np.linalg.norm(a, axis=0)
+        name = f"joint {j} ({robot.joint_names[j]})"
         if not scale[-1] > 0:
-            raise ValueError(f"joint {j}: the payload puts no torque on this joint in these recordings, so "
-                             "its drive gain is not identifiable; offset the payload CoM from the joint's axis "
-                             "(e.g. off the tool axis for joint 6) and move the joint")
+            raise ValueError(f"{name}: the payload puts no torque on this joint in these recordings, so "
+                             "its drive gain is not identifiable; give the payload's CoM (--payload-com, m in "
+                             "tool0; default 0,0,0) and offset it from the joint's axis (for the last joint: off "
+                             "the tool axis), and move the joint")
         q_factor, r_factor = np.linalg.qr(a / scale)
         diag = np.abs(np.diag(r_factor))
         if diag[-1] < 1e-6 * diag.max():
-            raise ValueError(f"joint {j}: the payload torque is (nearly) a combination of the arm's own "
+            raise ValueError(f"{name}: the payload torque is (nearly) a combination of the arm's own "
                              "regressor columns, so its drive gain is not identifiable; move this joint more "
                              "and offset the payload CoM from the flange axis")
         x = np.linalg.solve(r_factor, q_factor.T @ y) / scale
@@ -140,17 +148,29 @@ def identify_drive_gains(
         r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
         kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
         if kappa <= 0:
-            raise ValueError(f"joint {j}: identified drive gain is not positive; the payload does not load "
-                             "this joint enough (heavier payload, CoM offset from the flange axis, more motion)")
+            raise ValueError(f"{name}: identified drive gain is not positive. Are the recordings swapped or the "
+                             "same (--data without the payload, --payload-data with it)? Otherwise the payload does "
+                             "not load this joint enough (heavier payload, CoM offset from the flange axis, more "
+                             "motion)")
         gains[j] = 1.0 / kappa
         gains_std[j] = kappa_std / kappa**2  # first-order propagation through 1/kappa
         rms[j] = np.sqrt(np.mean(residual**2))
+        separate = sum(_residual_sum_of_squares(w[j::n][:, used], c[:, j]) for w, c in zip(regressors, currents))
+        lack[j] = np.sqrt(residual @ residual / max(separate, 1e-300 * y.size))
     # base parameters with the gains fixed: torque = gain x current on both data sets
     w_all = np.vstack(regressors)
     tau_all = np.vstack([c * gains - t for c, t in zip(currents, payload_torques)]).ravel()
     est = weighted_least_squares(w_all, tau_all, n)
     return DriveGainEstimate(gains_nm_per_a=gains, gains_std_nm_per_a=gains_std, base_parameters=est.parameters,
-                             base_std=est.std, residual_rms_a=rms)
+                             base_std=est.std, residual_rms_a=rms, lack_of_fit=lack)
+
+
+def _residual_sum_of_squares(a: np.ndarray, y: np.ndarray) -> float:
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    x = np.linalg.lstsq(a / scale, y, rcond=None)[0]
+    residual = y - (a / scale) @ x
+    return float(residual @ residual)
 
 
 def _global(regressors, currents, payload_torques, base_map: BaseParameterMap, n: int) -> DriveGainEstimate:

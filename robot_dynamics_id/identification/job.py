@@ -48,7 +48,7 @@ from .output_dir import check_output_dir, staged_output
 from .torque_source import TORQUE_SOURCES, TorqueSignal, motor_currents, select_torque, ur_model_torque
 
 __all__ = ["EXIT_DOUBTFUL", "JOINT_STATES_EFFORT", "JobCancelled", "METHODS", "ReadOptions", "TOPIC_FIELDS",
-           "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "check_friction_model", "load_recording", "run_drive_gains",
+           "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "check_friction_model", "load_recording",
            "run_identify", "run_validate"]
 
 METHODS = ("consistent", "wls", "ols", "irls")
@@ -470,45 +470,6 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
 def _report(progress: ProgressCallback | None, fraction: float, stage: str) -> None:
     if progress is not None:
         progress(fraction, stage)
-
-
-def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
-                    payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
-                    ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None) -> dict:
-    """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
-    with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
-
-    Returns a JSON-ready dict: ``drive_gains_nm_per_a``, ``std_nm_per_a``, ``relative_std``, the
-    cut-off and Stribeck velocities used, and ``warnings`` (gains outside what a UR joint can have).
-    Pass the gains to :func:`run_identify` (``--drive-gains``).
-    """
-    from ..dynamics.drive import DriveGainError
-    from .drive_gains import identify_drive_gains_from_recordings
-
-    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
-    rm = load_robot(robot, gravity_m_s2=gravity_m_s2)
-    recordings = []
-    for path in (without_payload_path, with_payload_path):
-        rec = load_recording(path, robot=rm, read=read)
-        check_joint_count(rec.n_joints, rm, what=str(path))
-        motor_currents(rec, what=str(path))  # the one rule: drive gains come from motor currents only
-        recordings.append(rec)
-    estimate = identify_drive_gains_from_recordings(
-        rm, recordings[0], recordings[1], payload_mass_kg=payload_mass_kg, payload_com_m=payload_com_m,
-        payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2)
-    warnings = [*recordings[0].warnings, *recordings[1].warnings]
-    try:
-        check_drive_gains(estimate.gains_nm_per_a, rm.n_joints, what="the identified drive gains")
-    except DriveGainError as exc:
-        warnings.append(f"{exc} (check the payload mass and that both runs used the same excitation)")
-    return {"drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
-            "std_nm_per_a": estimate.gains_std_nm_per_a.tolist(),
-            "relative_std": estimate.relative_std.tolist(),
-            "cutoff_hz": estimate.cutoff_hz,
-            "stribeck_velocity_rad_s": None if estimate.stribeck_velocity_rad_s is None
-            else estimate.stribeck_velocity_rad_s.tolist(),
-            "residual_rms_a": estimate.residual_rms_a.tolist(),
-            "warnings": warnings}
 
 
 def _same_robot(a: str, b: str) -> bool:

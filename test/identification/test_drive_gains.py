@@ -13,11 +13,16 @@ from robot_dynamics_id.identification.preprocessing import PreprocessingOptions,
 from robot_dynamics_id.identification.synthetic import fourier_trajectory, inverse_dynamics, perturbed_truth
 
 
-def test_gains_within_two_percent_with_current_noise():
+GAINS = np.array([9.5, 10.2, 8.1, 7.0, 7.3, 7.7])
+PAYLOAD_KG, PAYLOAD_COM_M = 1.5, [0.05, 0.02, 0.06]
+
+
+@pytest.fixture(scope="module")
+def known_payload_runs():
+    """A UR3 truth, its runs without and with the payload (different excitations), currents with noise."""
     truth = perturbed_truth("ur3", seed=2)
     robot = truth.robot_model()
-    gains = np.array([9.5, 10.2, 8.1, 7.0, 7.3, 7.7])
-    payload = payload_standard_parameters(robot, 1.5, [0.05, 0.02, 0.06])
+    payload = payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M)
     rng = np.random.default_rng(0)
     data = []
     for seed, loaded in ((11, False), (12, True)):
@@ -25,19 +30,40 @@ def test_gains_within_two_percent_with_current_noise():
         tau = inverse_dynamics(truth, q, qd, qdd)
         if loaded:
             tau = tau + payload_torque(robot, q, qd, qdd, payload)
-        current = tau / gains + rng.normal(size=tau.shape) * 0.01
+        current = tau / GAINS + rng.normal(size=tau.shape) * 0.01
         data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
-    est = identify_drive_gains(robot, compute_base_parameters(robot), data[0], data[1], payload,
-                               stribeck_velocity_rad_s=truth.friction.stribeck_velocity_rad_s)
-    error = np.abs(est.gains_nm_per_a / gains - 1)
+    return truth, robot, data
+
+
+def _estimate(known_payload_runs, com_m):
+    truth, robot, data = known_payload_runs
+    return identify_drive_gains(robot, compute_base_parameters(robot), data[0], data[1],
+                                payload_standard_parameters(robot, PAYLOAD_KG, com_m),
+                                stribeck_velocity_rad_s=truth.friction.stribeck_velocity_rad_s)
+
+
+def test_gains_within_two_percent_with_current_noise(known_payload_runs):
+    est = _estimate(known_payload_runs, PAYLOAD_COM_M)
+    error = np.abs(est.gains_nm_per_a / GAINS - 1)
     assert error.max() < 0.02, error
     assert np.all(est.gains_std_nm_per_a > 0)
+    assert np.all(est.lack_of_fit < 1.5), est.lack_of_fit  # one arm, the declared payload: as each run alone
+
+
+def test_a_payload_com_that_is_not_the_real_one_shows_as_lack_of_fit(known_payload_runs):
+    """The CoM's x offset left out: the gains come out wrong with a small std; the two runs then fit one arm with
+    the declared payload much worse than each alone (the job calls that doubtful above 3)."""
+    from robot_dynamics_id.identification.drive_gain_job import DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL
+
+    est = _estimate(known_payload_runs, [0.0, 0.02, 0.06])
+    assert np.max(np.abs(est.gains_nm_per_a / GAINS - 1)) > 0.05
+    assert np.max(est.lack_of_fit) > DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL, est.lack_of_fit
 
 
 def test_drive_gains_need_motor_currents_by_the_one_rule(tmp_path):
     from dataclasses import replace
 
-    from robot_dynamics_id.identification.job import run_drive_gains
+    from robot_dynamics_id.identification.drive_gain_job import run_drive_gains
     from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
     from robot_dynamics_id.identification.torque_source import TorqueSourceError
     from robot_dynamics_id.io.bag_writer import write_recording_bag
@@ -46,3 +72,14 @@ def test_drive_gains_need_motor_currents_by_the_one_rule(tmp_path):
     bag = write_recording_bag(tmp_path / "no_currents", replace(rec, current_a=None))
     with pytest.raises(TorqueSourceError, match="holds no motor currents .*--ur-driver-topics"):
         run_drive_gains(bag, bag, robot="ur3", payload_mass_kg=1.0, payload_com_m=(0, 0, 0))
+
+
+def test_the_same_recording_twice_is_refused(tmp_path):
+    from robot_dynamics_id.identification.drive_gain_job import run_drive_gains
+    from robot_dynamics_id.identification.synthetic import synthetic_ur_recording
+    from robot_dynamics_id.io.bag_writer import write_recording_bag
+
+    rec = synthetic_ur_recording(perturbed_truth("ur3", seed=2, relative=0.1), [10, 10, 8, 6, 6, 6], duration_s=3.0)
+    bag = write_recording_bag(tmp_path / "run", rec)
+    with pytest.raises(ValueError, match="--data and --payload-data are the same recording"):
+        run_drive_gains(bag, tmp_path / "run", robot="ur3", payload_mass_kg=1.0, payload_com_m=(0.1, 0, 0))

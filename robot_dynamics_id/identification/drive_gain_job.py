@@ -1,0 +1,88 @@
+"""``rdi drive-gains`` as a job: two recordings (without and with a known payload) -> drive gains, checked.
+
+The estimate is identification/drive_gains.py's; this module reads the files, applies the one torque-source
+rule (drive gains come from motor currents only) and judges the result: gains no UR joint can have, or two runs
+that do not fit one arm with the declared payload (the lack of fit), make it *doubtful* (``rdi drive-gains``
+exits :data:`~robot_dynamics_id.identification.job.EXIT_DOUBTFUL`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..dynamics.drive import DriveGainError, check_drive_gains, gain_spread_warnings
+from ..robots.model import load_robot
+from .data_checks import check_joint_count
+from .drive_gains import identify_drive_gains_from_recordings
+from .job import ReadOptions, load_recording
+from .torque_source import motor_currents
+
+__all__ = ["DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL", "DRIVE_GAIN_LACK_OF_FIT_WARN", "run_drive_gains"]
+
+#: drive gains: the lack of fit (drive_gains.DriveGainEstimate.lack_of_fit) above which a joint is warned about,
+#: and above which the result is doubtful. Correct inputs gave at most 1.2 on the plant with P2 friction and 1.5
+#: with its load-dependent friction (the loaded run's friction grows, which the shared model lacks); a payload
+#: CoM off by 5 cm, a loaded run of another arm or --robot wrong gave 5-35 (benchmarks/RESULTS.md)
+DRIVE_GAIN_LACK_OF_FIT_WARN = 2.0
+DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL = 3.0
+
+
+def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
+                    payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
+                    ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None) -> dict:
+    """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
+    with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
+
+    Returns a JSON-ready dict: ``drive_gains_nm_per_a``, ``std_nm_per_a``, ``relative_std``, the
+    cut-off and Stribeck velocities used, ``lack_of_fit`` per joint (drive_gains.DriveGainEstimate),
+    ``status`` ('ok' or 'doubtful': gains no UR joint can have, or a lack of fit above
+    :data:`DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL`), ``problems``, ``warnings`` and the ``inputs``.
+    Pass the gains to :func:`run_identify` (``--drive-gains``).
+    """
+    read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
+    rm = load_robot(robot, gravity_m_s2=gravity_m_s2)
+    recordings = []
+    for path in (without_payload_path, with_payload_path):
+        rec = load_recording(path, robot=rm, read=read)
+        check_joint_count(rec.n_joints, rm, what=str(path))
+        motor_currents(rec, what=str(path))  # the one rule: drive gains come from motor currents only
+        recordings.append(rec)
+    if Path(without_payload_path).resolve() == Path(with_payload_path).resolve():
+        raise ValueError(f"--data and --payload-data are the same recording ({without_payload_path}): give the run "
+                         "without the payload and the run with it")
+    estimate = identify_drive_gains_from_recordings(
+        rm, recordings[0], recordings[1], payload_mass_kg=payload_mass_kg, payload_com_m=payload_com_m,
+        payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2)
+    warnings = [*recordings[0].warnings, *recordings[1].warnings,
+                *gain_spread_warnings(estimate.gains_nm_per_a, rm.joint_names, what="the identified drive gains")]
+    problems = []
+    try:
+        check_drive_gains(estimate.gains_nm_per_a, rm.n_joints, what="the identified drive gains")
+    except DriveGainError as exc:
+        problems.append(f"{exc.args[0].split('. Check')[0]}: check the payload mass (kg), its CoM (m) and --robot "
+                        f"(default ur3; this run: {rm.name})")
+    lack = estimate.lack_of_fit
+    named = ", ".join(f"{rm.joint_names[j]} {lack[j]:.1f}x" for j in np.flatnonzero(lack > DRIVE_GAIN_LACK_OF_FIT_WARN))
+    if named:
+        text = (f"the two runs do not fit one arm with the declared payload ({named} the residual of each run "
+                "fitted alone): the payload's CoM or mass distribution (m, tool0; a point mass is assumed), "
+                f"--robot (default ur3; this run: {rm.name}), or the runs differ (another arm, excitation or "
+                "recording rate); the reported std understates the gains' error")
+        (problems if np.max(lack) > DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL else warnings).append(text)
+    return {"status": "doubtful" if problems else "ok", "problems": problems,
+            "drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
+            "std_nm_per_a": estimate.gains_std_nm_per_a.tolist(),
+            "relative_std": estimate.relative_std.tolist(),
+            "cutoff_hz": estimate.cutoff_hz,
+            "stribeck_velocity_rad_s": None if estimate.stribeck_velocity_rad_s is None
+            else estimate.stribeck_velocity_rad_s.tolist(),
+            "residual_rms_a": estimate.residual_rms_a.tolist(),
+            "lack_of_fit": lack.tolist(),
+            "warnings": warnings,
+            "inputs": {"data": str(Path(without_payload_path).resolve()),
+                       "payload_data": str(Path(with_payload_path).resolve()), "robot": rm.name,
+                       "payload_mass_kg": float(payload_mass_kg), "payload_com_m": np.asarray(payload_com_m,
+                                                                                              float).tolist(),
+                       "gravity_m_s2": rm.gravity_m_s2.tolist()}}
