@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 COMMAND = "drive-gains"
 HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
@@ -50,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..identification.drive_gain_job import run_drive_gains
     from ..identification.job import EXIT_DOUBTFUL, ReadOptions
+    from .identify import report_doubtful
     from ..robots.model import gravity_from_text
 
     if not args.payload_kg > 0:
@@ -68,11 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
-    for w in result["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
-    if result["status"] != "ok":
-        for p in result["problems"]:
-            print(f"rdi drive-gains: DOUBTFUL RESULT: {p}", file=sys.stderr)
+    if report_doubtful(result, "drive-gains"):
         return EXIT_DOUBTFUL
     listed = ",".join(f"{g:.4g}" for g in gains)
     print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")

@@ -153,6 +153,18 @@ def print_ur_comparison(metrics: dict, label: str, key: str = "ur_model", name: 
     print(f"{label}: moving-sample RRE per joint (%): ours {ours}; {name} {theirs}; ours/{short} {ratio}")
 
 
+def report_doubtful(result: dict, command: str) -> bool:
+    """A job result's ``warnings`` and, when its ``status`` is not ok, its ``problems`` on stderr; True when
+    the result is doubtful (the command then exits EXIT_DOUBTFUL)."""
+    for w in result["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    if result["status"] == "ok":
+        return False
+    for p in result["problems"]:
+        print(f"rdi {command}: DOUBTFUL RESULT: {p}", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from ..identification.job import EXIT_DOUBTFUL, run_identify
     from ..progress import ProgressReporter
@@ -201,10 +213,4 @@ def run(args: argparse.Namespace) -> int:
     print(f"physically consistent: {'yes' if summary['physically_consistent'] else 'NO'} "
           f"(links {summary['physically_consistent_links']})")
     print(f"identification {summary['identify_s']:.1f} s (reading {summary['read_s']:.1f} s)")
-    for w in summary["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
-    if summary["status"] != "ok":
-        for p in summary["problems"]:
-            print(f"rdi identify: DOUBTFUL RESULT: {p}", file=sys.stderr)
-        return EXIT_DOUBTFUL
-    return 0
+    return EXIT_DOUBTFUL if report_doubtful(summary, "identify") else 0

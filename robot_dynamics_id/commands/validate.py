@@ -6,7 +6,14 @@ import argparse
 import sys
 
 from ._collision_thresholds import add_collision_arguments, report_collision_thresholds
-from .identify import EXIT_CODES, add_data_arguments, parse_gains, print_ur_comparison, read_options
+from .identify import (
+    EXIT_CODES,
+    add_data_arguments,
+    parse_gains,
+    print_ur_comparison,
+    read_options,
+    report_doubtful,
+)
 
 COMMAND = "validate"
 HELP = ("score a model on other data (with the torque source it was identified from): writes DIR/metrics.json and "
@@ -45,11 +52,7 @@ def run(args: argparse.Namespace) -> int:
     counts = metrics["sample_status"]
     print(f"wrote {args.out}/metrics.json and {args.out}/predictions.csv ({sum(counts.values())} samples: "
           + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + ")")
-    for w in metrics["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
-    if metrics["status"] != "ok":
-        for p in metrics["problems"]:
-            print(f"rdi validate: DOUBTFUL RESULT: {p}", file=sys.stderr)
+    if report_doubtful(metrics, "validate"):
         if args.collision_thresholds:
             print("rdi validate: collision thresholds NOT written: the validation is doubtful (thresholds from a "
                   "model that does not fit these data would be meaningless); fix the problems above first",
