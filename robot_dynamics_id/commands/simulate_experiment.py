@@ -66,8 +66,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-seed", type=int, default=0,
                         help="seed of the measurement noise (the known-payload run uses seed + 1; default 0)")
     parser.add_argument("--out", required=True, metavar="BAG", help="bag directory to create (must not exist)")
-    parser.add_argument("--truth-out", required=True, metavar="TRUTH.yaml", help="where to write the true model (its true drive gains "
-                        "included: drive_gains_nm_per_a, Nm/A)")
+    parser.add_argument("--truth-out", required=True, metavar="TRUTH.yaml",
+                        help="where to write the true model (its true drive gains included: drive_gains_nm_per_a, "
+                             "Nm/A)")
     parser.add_argument("--rate", type=float, default=500.0, help="controller rate, Hz (500 e-Series, 125 CB3)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--payload-kg", type=float, default=0.0, help="payload at the flange, kg (default 0)")

@@ -411,8 +411,8 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
         j, k = checked
         if 1 / JOINT_SCALE_SPREAD <= a_g[j] / a_g[k] <= JOINT_SCALE_SPREAD:
             return []
-        return [f"Joints {_joint(robot, j)} and {_joint(robot, k)} disagree: their torques are {a_g[j]:.2f}x and {a_g[k]:.2f}x the gravity torque "
-                f"of {robot.name}'s nominal model: one of their drive gains looks off"
+        return [f"Joints {_joint(robot, j)} and {_joint(robot, k)} disagree: their torques are {a_g[j]:.2f}x and "
+                f"{a_g[k]:.2f}x the gravity torque of {robot.name}'s nominal model: one of their drive gains looks off"
                 + (f" (the model implies {g[j] / a_g[j]:.3g} and {g[k] / a_g[k]:.3g} Nm/A)" if g is not None else "")
                 + ", unless a payload at the flange explains it"]
     out = []
@@ -421,8 +421,8 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
         if not 1 / JOINT_SCALE_SPREAD <= a_g[j] / median <= JOINT_SCALE_SPREAD:
             implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * median:.3g} "
                        "Nm/A for it)" if g is not None else "")
-            out.append(f"Joint {_joint(robot, j)}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s nominal model while "
-                       f"the checked joints' median is {median:.2f}x: its drive gain looks off{implied}, unless a "
+            out.append(f"Joint {_joint(robot, j)}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s "
+                       f"nominal model while the checked joints' median is {median:.2f}x: its drive gain looks off{implied}, unless a "
                        "payload at the flange explains it")
     return out
 

@@ -64,7 +64,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
         problems.append(f"{exc.args[0].split('. Check')[0]}: check the payload mass (kg), its CoM (m) and --robot "
                         f"(default ur3; this run: {rm.name})")
     lack = estimate.lack_of_fit
-    named = ", ".join(f"{rm.joint_names[j]} {lack[j]:.1f}x" for j in np.flatnonzero(lack > DRIVE_GAIN_LACK_OF_FIT_WARN))
+    apart = np.flatnonzero(lack > DRIVE_GAIN_LACK_OF_FIT_WARN)
+    named = ", ".join(f"{rm.joint_names[j]} {lack[j]:.1f}x" for j in apart)
     if named:
         text = (f"the two runs do not fit one arm with the declared payload ({named} the residual of each run "
                 "fitted alone): the payload's CoM or mass distribution (m, tool0; a point mass is assumed), "

@@ -49,8 +49,8 @@ from .friction_columns import friction_torque_preprocessed
 from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
-__all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits", "predict_samples",
-           "validate_recording"]
+__all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits",
+           "predict_samples", "validate_recording"]
 
 STATUSES = ("scored", "edge", "short_segment", "non_finite")
 #: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
