@@ -70,7 +70,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
         text = (f"the two runs do not fit one arm with the declared payload ({named} the residual of each run "
                 "fitted alone): the payload's CoM or mass distribution (m, tool0; a point mass is assumed), "
                 f"--robot (default ur3; this run: {rm.name}), or the runs differ (another arm, excitation or "
-                "recording rate); the reported std understates the gains' error")
+                "recording rate); friction that grows with the load adds to it (1.5 in simulation). The reported std "
+                "understates the gains' error")
         (problems if np.max(lack) > DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL else warnings).append(text)
     return {"status": "doubtful" if problems else "ok", "problems": problems,
             "drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
