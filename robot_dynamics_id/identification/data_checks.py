@@ -422,8 +422,8 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
             implied = (f" (at the others' scale, {robot.name}'s nominal model implies {g[j] / a_g[j] * median:.3g} "
                        "Nm/A for it)" if g is not None else "")
             out.append(f"Joint {_joint(robot, j)}'s torque is {a_g[j]:.2f}x the gravity torque of {robot.name}'s "
-                       f"nominal model while the checked joints' median is {median:.2f}x: its drive gain looks off{implied}, unless a "
-                       "payload at the flange explains it")
+                       f"nominal model while the checked joints' median is {median:.2f}x: its drive gain looks "
+                       f"off{implied}, unless a payload at the flange explains it")
     return out
 
 
