@@ -10,7 +10,7 @@ HELP = "identify drive gains (Nm/A) from two recordings: without and with a know
 
 EXIT_CODES = ("exit codes: 0 gains found and plausible; 1 refused (the message names the fix); 3 gains written but "
               "doubtful (no UR joint has such gains, or the two runs do not fit one arm with the declared payload: "
-              "its CoM, --robot, or runs of different arms, excitations or rates; see 'problems')")
+              "its CoM, --robot, or runs of different arms or rates; see 'problems')")
 
 
 def _vector(text: str, n: int, name: str) -> list[float]:
@@ -26,7 +26,9 @@ def _vector(text: str, n: int, name: str) -> list[float]:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXIT_CODES
     parser.add_argument("--data", required=True, help="recording without payload (bag or ur_rtde CSV, with currents)")
-    parser.add_argument("--payload-data", required=True, help="the same excitation with the payload mounted")
+    parser.add_argument("--payload-data", required=True,
+                        help="a recording with the payload mounted (best the same excitation; another one that moves "
+                             "every joint does too)")
     parser.add_argument("--payload-kg", type=float, required=True,
                         help="payload mass, kg (a point mass at its CoM; its error scales every gain alike and "
                              "cannot be seen in the data: weigh it)")
@@ -43,6 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--joint-states-effort", choices=("current",),
                         help="current: JointState.effort is motor current (A), without the data check (the driver "
                              "ran with use_currents_as_efforts: true)")
+    parser.add_argument("--friction-model", default="auto", metavar="auto|TERMS",
+                        help="joint friction of the fit, chosen on the run without the payload as by rdi identify "
+                             "--friction-model (default auto)")
+    parser.add_argument("--no-load-friction", action="store_true",
+                        help="leave out the Coulomb term that grows with the joint's load (on by default: a payload "
+                             "raises a real joint's friction)")
     parser.add_argument("--out", help="also write the result as JSON to this file")
 
 
@@ -58,13 +66,17 @@ def run(args: argparse.Namespace) -> int:
                              payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
                              read=ReadOptions(ur_driver_topics=args.ur_driver_topics,
                                               joint_states_effort=args.joint_states_effort),
-                             gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity))
+                             gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity),
+                             friction_model=args.friction_model, load_friction=not args.no_load_friction)
     gains = result["drive_gains_nm_per_a"]
     print("drive gains (Nm/A): " + ",".join(f"{g:.4g}" for g in gains))
     print("relative std (%): " + ", ".join(f"{100 * s:.2f}" for s in result["relative_std"])
           + " (from the current noise: not counting an error in the payload's mass or CoM)")
     print("lack of fit (both runs' residual with one arm and the declared payload / each run's alone; ~1 when "
           "they agree): " + ", ".join(f"{v:.2f}" for v in result["lack_of_fit"]))
+    if result["friction_terms"] is not None:
+        print("friction per joint (family chosen on the run without the payload, load term on both): "
+              + ", ".join(result["friction_terms"]))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)

@@ -16,22 +16,24 @@ from ..dynamics.drive import PLAUSIBLE_DRIVE_GAIN_NM_PER_A, gain_spread_warnings
 from ..robots.model import load_robot
 from .data_checks import check_joint_count
 from .drive_gains import identify_drive_gains_from_recordings
-from .job import ReadOptions, load_recording
+from .job import ReadOptions, check_friction_model, load_recording
+from .pipeline import IdentificationOptions
 from .torque_source import motor_currents
 
 __all__ = ["DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL", "DRIVE_GAIN_LACK_OF_FIT_WARN", "run_drive_gains"]
 
 #: drive gains: the lack of fit (drive_gains.DriveGainEstimate.lack_of_fit) above which a joint is warned about,
-#: and above which the result is doubtful. Correct inputs gave at most 1.2 on the plant with P2 friction and 1.5
-#: with its load-dependent friction (the loaded run's friction grows, which the shared model lacks); a payload
-#: CoM off by 5 cm, a loaded run of another arm or --robot wrong gave 5-35 (benchmarks/RESULTS.md)
+#: and above which the result is doubtful. Correct inputs stay near 1; a payload CoM off by half, a loaded run of
+#: another arm or --robot wrong give several times more, on plants with P2 friction and with the friction of real
+#: joints (benchmarks/bench_drive_gains.py; the numbers in benchmarks/RESULTS.md)
 DRIVE_GAIN_LACK_OF_FIT_WARN = 2.0
 DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL = 3.0
 
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
                     payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
-                    ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None) -> dict:
+                    ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None,
+                    friction_model: str = "auto", load_friction: bool = True) -> dict:
     """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
     with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
 
@@ -39,10 +41,13 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
     cut-off and Stribeck velocities used, ``lack_of_fit`` per joint (drive_gains.DriveGainEstimate),
     ``status`` ('ok' or 'doubtful': gains no UR joint can have, or a lack of fit above
     :data:`DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL`), ``problems``, ``warnings`` and the ``inputs``.
+    ``friction_model`` (as ``rdi identify --friction-model``) is chosen on the run without the payload;
+    ``load_friction``: a Coulomb term that grows with the load (drive_gains.identify_drive_gains).
     Pass the gains to :func:`run_identify` (``--drive-gains``).
     """
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     rm = load_robot(robot, gravity_m_s2=gravity_m_s2)
+    friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
     recordings = []
     for path in (without_payload_path, with_payload_path):
         rec = load_recording(path, robot=rm, read=read)
@@ -54,7 +59,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
                          "without the payload and the run with it")
     estimate = identify_drive_gains_from_recordings(
         rm, recordings[0], recordings[1], payload_mass_kg=payload_mass_kg, payload_com_m=payload_com_m,
-        payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2)
+        payload_inertia_about_com_kgm2=payload_inertia_about_com_kgm2,
+        options=IdentificationOptions(friction_model=friction_model), load_friction=load_friction)
     warnings = [*recordings[0].warnings, *recordings[1].warnings,
                 *gain_spread_warnings(estimate.gains_nm_per_a, rm.joint_names, what="the identified drive gains")]
     problems = []
@@ -71,8 +77,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
     if named:
         text = (f"the two runs do not fit one arm with the declared payload ({named} the residual of each run "
                 "fitted alone): the payload's CoM or mass distribution (m, tool0; a point mass is assumed), "
-                f"--robot (default ur3; this run: {rm.name}), or the runs differ (another arm, excitation or "
-                "recording rate); friction that grows with the load adds to it (1.5 in simulation). The reported std "
+                f"--robot (default ur3; this run: {rm.name}), or the runs differ (another arm or recording rate); "
+                "friction the model lacks adds to it (the families fitted: 'friction_terms'). The reported std "
                 "understates the gains' error")
         (problems if np.max(lack) > DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL else warnings).append(text)
     return {"status": "doubtful" if problems else "ok", "problems": problems,
@@ -84,9 +90,12 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
             else estimate.stribeck_velocity_rad_s.tolist(),
             "residual_rms_a": estimate.residual_rms_a.tolist(),
             "lack_of_fit": lack.tolist(),
+            "friction_terms": None if estimate.friction_terms is None else list(estimate.friction_terms),
+            "load_coefficient": None if estimate.load_coefficient is None else estimate.load_coefficient.tolist(),
             "warnings": warnings,
             "inputs": {"data": str(Path(without_payload_path).resolve()),
                        "payload_data": str(Path(with_payload_path).resolve()), "robot": rm.name,
                        "payload_mass_kg": float(payload_mass_kg), "payload_com_m": np.asarray(payload_com_m,
                                                                                               float).tolist(),
-                       "gravity_m_s2": rm.gravity_m_s2.tolist()}}
+                       "gravity_m_s2": rm.gravity_m_s2.tolist(), "friction_model": friction_model,
+                       "load_friction": bool(load_friction)}}

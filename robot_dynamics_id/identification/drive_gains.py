@@ -24,6 +24,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..dynamics.base_parameters import BaseParameterMap, check_excitation
+from ..dynamics.friction import parse_terms, terms_name
 from ..dynamics.regressor import (
     DEFAULT_COULOMB_VELOCITY_RAD_S,
     DEFAULT_STRIBECK_VELOCITY_RAD_S,
@@ -32,10 +33,14 @@ from ..dynamics.regressor import (
 )
 from ..robots.model import RobotModel
 from .estimators import weighted_least_squares
+from .friction_columns import ColumnCache, FrictionDesign, design_columns
 from .preprocessing import PreprocessedData, parallel_friction_columns
 
 __all__ = ["DriveGainEstimate", "identify_drive_gains", "identify_drive_gains_from_recordings",
            "payload_standard_parameters", "payload_torque"]
+
+#: passes of the load-dependent friction column, each with the load current of the previous pass's fit
+_LOAD_PASSES = 2
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,12 @@ class DriveGainEstimate:
     #: one arm; well above 1 when they do not (payload CoM or inertia off, the runs from different arms).
     #: A payload mass off by a factor is not seen: it scales the gains.
     lack_of_fit: np.ndarray | None = None
+    #: per joint, the coefficient (dimensionless) of the load-dependent Coulomb term mu |tau_rigid| sign(qd)
+    #: fitted with the gain (0 where the fit made it negative and it was left out); None: fitted without it
+    load_coefficient: np.ndarray | None = None
+    #: per joint, the friction family of the fit (dynamics/friction.py terms, e.g. ``p2+poly+presliding``; its
+    #: load term is the one above)
+    friction_terms: tuple[str, ...] | None = None
     #: Stribeck velocities (rad/s) the friction columns used, and the low-pass cut-off of both recordings
     stribeck_velocity_rad_s: np.ndarray | None = None
     cutoff_hz: float | None = None
@@ -97,6 +108,8 @@ def identify_drive_gains(
     stribeck_velocity_rad_s=DEFAULT_STRIBECK_VELOCITY_RAD_S,
     coulomb_velocity_rad_s=DEFAULT_COULOMB_VELOCITY_RAD_S,
     method: str = "per_joint",
+    load_friction: bool = True,
+    friction_design: FrictionDesign | None = None,
 ) -> DriveGainEstimate:
     """Gains and base parameters from two preprocessed recordings whose ``torque`` is the motor
     current (A): without and with the known payload (identification/preprocessing.preprocess).
@@ -105,64 +118,137 @@ def identify_drive_gains(
     ``method="per_joint"`` (default): per joint, i_j = W_j gamma_j + tau_payload_j / k_j by least
     squares (the noisy current is the dependent variable, so no attenuation bias); then the base
     parameters by WLS with the gains fixed. ``"global"``: the one-shot formulation above.
+    ``load_friction`` (per_joint only): each joint's fit has a Coulomb term that grows with its load
+    (:func:`_fit_joint`): the payload raises a real joint's friction, which a model shared by both runs
+    otherwise lacks. ``friction_design`` (per_joint only; ``base_map`` then without friction): each joint's
+    friction columns are that design's (identification/friction_columns.py, e.g. the family the identifier
+    selected on the first run: richer than P2 on a real joint, so each run's own residual, the lack of
+    fit's yardstick, is not inflated by friction the model lacks), its load term left to ``load_friction``;
+    its Stribeck and Coulomb velocities replace the arguments.
     """
     n = robot.n_joints
     if method not in ("per_joint", "global"):
         raise ValueError(f"method {method!r} must be 'per_joint' or 'global'")
+    if friction_design is not None and (base_map.friction or method != "per_joint"):
+        raise ValueError("friction_design needs method='per_joint' and a base map without friction "
+                         "(compute_base_parameters(robot, friction=False))")
+    if friction_design is not None:
+        stribeck_velocity_rad_s = friction_design.stribeck_velocity_rad_s
+        coulomb_velocity_rad_s = friction_design.coulomb_velocity_rad_s
+        # the design's load term is the per-joint fit's (its load current is refitted there)
+        friction_design = friction_design.with_terms(
+            [tuple(t for t in friction_design.terms[j] if t != "load") for j in range(n)])
     regressors, currents, payload_torques = [], [], []
     for data, with_load in ((without_payload, False), (with_payload, True)):
         q, qd, qdd, current = data.q_rad, data.qd_rad_s, data.qdd_rad_s2, data.torque
         w, _ = full_regressor(robot, q, qd, qdd, friction=False, rotor=base_map.rotor)
         if base_map.friction:
             w = np.hstack([w, parallel_friction_columns(data, stribeck_velocity_rad_s, coulomb_velocity_rad_s)])
-        regressors.append(base_map.base_regressor(w))
+        w = base_map.base_regressor(w)
+        if friction_design is not None:
+            w = np.hstack([w, design_columns(data, friction_design)])
+        regressors.append(w)
         currents.append(current)
         payload_torques.append(payload_torque(robot, q, qd, qdd, payload_parameters) if with_load
                                else np.zeros_like(current))
     if method == "global":
         return _global(regressors, currents, payload_torques, base_map, n)
-    gains, gains_std, rms, lack = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    x_s = np.broadcast_to(np.asarray(stribeck_velocity_rad_s, float), (n,))
+    v_k = np.broadcast_to(np.asarray(coulomb_velocity_rad_s, float), (n,))
+    # base columns that are rigid-body (or rotor) ones: the friction columns come last in the full regressor,
+    # and a friction design's after the base columns
+    n_rigid_full = base_map.n_full - (4 * n if base_map.friction else 0)
+    rigid = np.zeros(regressors[0].shape[1], bool)
+    rigid[:base_map.n_base] = base_map.independent_columns < n_rigid_full
+    delta = np.zeros(n) if friction_design is None else np.where(friction_design.presliding,
+                                                                 friction_design.presliding_distance_rad, 0.0)
+    caches = [ColumnCache(d) for d in (without_payload, with_payload)] if load_friction else None
+    gains, gains_std, rms, lack, mu = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros(n))
     for j in range(n):
-        # i_j = W_j gamma_j + kappa_j tau_payload_j with gamma_j = beta / k_j, kappa_j = 1 / k_j: the noisy
-        # current stays on the left, so the estimate has no errors-in-variables bias.
-        w_j = np.vstack([w[j::n] for w in regressors])
-        used = np.linalg.norm(w_j, axis=0) > 0
-        a = np.column_stack([w_j[:, used], np.concatenate([t[:, j] for t in payload_torques])])
-        y = np.concatenate([c[:, j] for c in currents])
-        scale = np.linalg.norm(a, axis=0)
-        name = f"joint {j} ({robot.joint_names[j]})"
-        if not scale[-1] > 0:
-            raise ValueError(f"{name}: the payload puts no torque on this joint in these recordings, so "
-                             "its drive gain is not identifiable; give the payload's CoM (--payload-com, m in "
-                             "tool0; default 0,0,0) and offset it from the joint's axis (for the last joint: off "
-                             "the tool axis), and move the joint")
-        q_factor, r_factor = np.linalg.qr(a / scale)
-        diag = np.abs(np.diag(r_factor))
-        if diag[-1] < 1e-6 * diag.max():
-            raise ValueError(f"{name}: the payload torque is (nearly) a combination of the arm's own "
-                             "regressor columns, so its drive gain is not identifiable; move this joint more "
-                             "and offset the payload CoM from the flange axis")
-        x = np.linalg.solve(r_factor, q_factor.T @ y) / scale
-        residual = y - a @ x
-        sigma2 = residual @ residual / max(a.shape[0] - a.shape[1], 1)
-        r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
-        kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
-        if kappa <= 0:
-            raise ValueError(f"{name}: identified drive gain is not positive. Are the recordings swapped or the "
-                             "same (--data without the payload, --payload-data with it)? Otherwise the payload does "
-                             "not load this joint enough (heavier payload, CoM offset from the flange axis, more "
-                             "motion)")
-        gains[j] = 1.0 / kappa
-        gains_std[j] = kappa_std / kappa**2  # first-order propagation through 1/kappa
-        rms[j] = np.sqrt(np.mean(residual**2))
-        separate = sum(_residual_sum_of_squares(w[j::n][:, used], c[:, j]) for w, c in zip(regressors, currents))
-        lack[j] = np.sqrt(residual @ residual / max(separate, 1e-300 * y.size))
+        fit = _fit_joint(robot, j, [w[j::n] for w in regressors], [c[:, j] for c in currents],
+                         [t[:, j] for t in payload_torques], rigid,
+                         None if caches is None else (caches, float(x_s[j]), float(v_k[j]), float(delta[j])))
+        gains[j], gains_std[j], rms[j], lack[j], mu[j] = fit
     # base parameters with the gains fixed: torque = gain x current on both data sets
     w_all = np.vstack(regressors)
     tau_all = np.vstack([c * gains - t for c, t in zip(currents, payload_torques)]).ravel()
     est = weighted_least_squares(w_all, tau_all, n)
     return DriveGainEstimate(gains_nm_per_a=gains, gains_std_nm_per_a=gains_std, base_parameters=est.parameters,
-                             base_std=est.std, residual_rms_a=rms, lack_of_fit=lack)
+                             base_std=est.std, residual_rms_a=rms, lack_of_fit=lack,
+                             load_coefficient=mu if load_friction else None)
+
+
+def _fit_joint(robot: RobotModel, j: int, w_runs: list[np.ndarray], y_runs: list[np.ndarray],
+               payload_runs: list[np.ndarray], rigid: np.ndarray, load) -> tuple[float, float, float, float, float]:
+    """Joint j's gain, its std, residual RMS (A), lack of fit and load coefficient from both runs' rows.
+
+    i_j = W_j gamma_j [+ mu_j |i_rigid,j| sign(qd_j)] + kappa_j tau_payload_j with gamma_j = beta / k_j and
+    kappa_j = 1 / k_j: the noisy current stays on the left, so the estimate has no errors-in-variables bias.
+    The load-dependent Coulomb term (``load`` = (column caches, x_s, v_k, presliding distance); None: without
+    it) is written in
+    current units, where its coefficient mu_j is the same as in torque units (|tau| / k_j = |i|): its load is
+    the rigid-body and payload current of the previous pass (Madsen et al. 2020's load-dependent friction;
+    dynamics/friction.py), and it is dropped when the fit makes mu_j negative (friction that would help the
+    motion).
+    """
+    name = f"joint {j} ({robot.joint_names[j]})"
+    w_j = np.vstack(w_runs)
+    used = np.flatnonzero(np.linalg.norm(w_j, axis=0) > 0)
+    a = np.column_stack([w_j[:, used], np.concatenate(payload_runs)])
+    y = np.concatenate(y_runs)
+    if not np.linalg.norm(a[:, -1]) > 0:
+        raise ValueError(f"{name}: the payload puts no torque on this joint in these recordings, so "
+                         "its drive gain is not identifiable; give the payload's CoM (--payload-com, m in "
+                         "tool0; default 0,0,0) and offset it from the joint's axis (for the last joint: off "
+                         "the tool axis), and move the joint")
+    x, r_factor, scale = _least_squares(a, y)
+    diag = np.abs(np.diag(r_factor))
+    if diag[-1] < 1e-6 * diag.max():
+        raise ValueError(f"{name}: the payload torque is (nearly) a combination of the arm's own "
+                         "regressor columns, so its drive gain is not identifiable; move this joint more "
+                         "and offset the payload CoM from the flange axis")
+    load_runs, mu = None, 0.0
+    if load is not None:
+        caches, x_s, v_k, delta = load
+        rigid_used = rigid[used]
+        without_load = a
+        for _ in range(_LOAD_PASSES):
+            columns = []
+            for cache, w_run, p_run in zip(caches, w_runs, payload_runs):
+                current = np.zeros((w_run.shape[0], robot.n_joints))
+                current[:, j] = w_run[:, used[rigid_used]] @ x[:len(used)][rigid_used] + x[-1] * p_run
+                columns.append(cache.columns(j, ["load_coefficient"], stribeck_velocity_rad_s=x_s,
+                                             coulomb_velocity_rad_s=v_k, presliding_distance_rad=delta,
+                                             load_torque_nm=current)[:, 0])
+            a_load = np.column_stack([without_load[:, :-1], np.concatenate(columns), without_load[:, -1]])
+            x_load, r_load, scale_load = _least_squares(a_load, y)
+            if not x_load[-2] > 0:
+                break
+            a, x, r_factor, scale, load_runs, mu = a_load, x_load, r_load, scale_load, columns, float(x_load[-2])
+    residual = y - a @ x
+    sigma2 = residual @ residual / max(a.shape[0] - a.shape[1], 1)
+    r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
+    kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
+    if kappa <= 0:
+        raise ValueError(f"{name}: identified drive gain is not positive. Are the recordings swapped or the "
+                         "same (--data without the payload, --payload-data with it)? Otherwise the payload does "
+                         "not load this joint enough (heavier payload, CoM offset from the flange axis, more "
+                         "motion)")
+    # lack of fit: each run fitted with parameters of its own (the same friction columns, load term included)
+    separate = sum(_residual_sum_of_squares(
+        w_run[:, used] if load_runs is None else np.column_stack([w_run[:, used], load_runs[k]]), y_run)
+        for k, (w_run, y_run) in enumerate(zip(w_runs, y_runs)))
+    return (1.0 / kappa, kappa_std / kappa**2,  # first-order propagation through 1/kappa
+            float(np.sqrt(np.mean(residual**2))), float(np.sqrt(residual @ residual / max(separate, 1e-300 * y.size))),
+            mu)
+
+
+def _least_squares(a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Least squares of column-normalised ``a``: (solution, R of the normalised QR, column scales)."""
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    q_factor, r_factor = np.linalg.qr(a / scale)
+    return np.linalg.solve(r_factor, q_factor.T @ y) / scale, r_factor, scale
 
 
 def _residual_sum_of_squares(a: np.ndarray, y: np.ndarray) -> float:
@@ -206,13 +292,16 @@ def identify_drive_gains_from_recordings(
     payload_inertia_about_com_kgm2=None,
     options=None,
     method: str = "per_joint",
+    load_friction: bool = True,
 ) -> DriveGainEstimate:
     """Drive gains from two recordings with motor currents (``current_a``, A) of the same excitation:
     without and with a known payload at the flange (mass, CoM and inertia in the tool0 frame).
 
-    The recordings are preprocessed alike (the cut-off found on the first one), each joint's Stribeck
-    velocity is searched on the first one (it is independent of the gain: currents and torques differ
-    by a factor per joint), then :func:`identify_drive_gains` solves for the gains.
+    The recordings are preprocessed alike (the cut-off found on the first one). The first one is identified
+    in amperes (unit gains): each joint's friction model — family and shape constants, ``options.friction_model``,
+    default the identifier's selection — does not depend on the gain (currents and torques differ by a factor
+    per joint). :func:`identify_drive_gains` then solves for the gains with those friction columns and
+    (``load_friction``) a Coulomb term that grows with the load. ``method="global"`` uses P2 friction columns.
 
     The base joint carries no payload *gravity* torque (its axis is vertical); its gain is seen only
     through the payload's inertia torque (m r^2 qdd_1 and Coriolis terms), so the excitation must
@@ -228,16 +317,26 @@ def identify_drive_gains_from_recordings(
     rm = robot if isinstance(robot, RobotModel) else load_robot(robot)
     n = rm.n_joints
     base = options or IdentificationOptions()
-    # Currents as the "torque" (unit gains): the gain-free search of the Stribeck velocities.
-    # The gain fit below uses the P2 friction columns: search the Stribeck velocities for that model.
-    in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n),
-                      friction_model="p2")
+    # Currents as the "torque" (unit gains): the gain-free identification of the first run gives the cut-off and
+    # the friction model (family and shape constants per joint; currents and torques differ by a factor per joint)
+    in_amps = replace(base, estimator="wls", torque_source="current", drive_gains_nm_per_a=np.ones(n))
+    design_of_first = base.friction and method == "per_joint"
+    if not design_of_first:
+        in_amps = replace(in_amps, friction_model="p2")  # the global method's columns are P2
     first = identify(without_payload, rm, in_amps)
     second_options = replace(in_amps, preprocessing=replace(in_amps.preprocessing, cutoff_hz=first.data.cutoff_hz))
     second = prepare(with_payload, rm, second_options)
     payload = payload_standard_parameters(rm, payload_mass_kg, payload_com_m, payload_inertia_about_com_kgm2)
-    base_map = compute_base_parameters(rm, friction=base.friction, rotor=base.rotor)
+    design = first.friction_fit.design if design_of_first else None
+    base_map = compute_base_parameters(rm, friction=base.friction and design is None, rotor=base.rotor)
     estimate = identify_drive_gains(rm, base_map, first.data, second, payload,
                                     stribeck_velocity_rad_s=first.stribeck_velocity_rad_s,
-                                    coulomb_velocity_rad_s=base.coulomb_velocity_rad_s, method=method)
-    return replace(estimate, stribeck_velocity_rad_s=first.stribeck_velocity_rad_s, cutoff_hz=first.data.cutoff_hz)
+                                    coulomb_velocity_rad_s=base.coulomb_velocity_rad_s, method=method,
+                                    load_friction=load_friction and base.friction, friction_design=design)
+    terms = ("p2",) * n if design is None else tuple(
+        terms_name(tuple(t for t in design.terms[j] if t != "load")) for j in range(n))
+    if estimate.load_coefficient is not None:
+        terms = tuple(terms_name(parse_terms(t) + ("load",)) if mu > 0 else t
+                      for t, mu in zip(terms, estimate.load_coefficient))
+    return replace(estimate, stribeck_velocity_rad_s=first.stribeck_velocity_rad_s, cutoff_hz=first.data.cutoff_hz,
+                   friction_terms=terms if base.friction else None)

@@ -83,3 +83,62 @@ def test_the_same_recording_twice_is_refused(tmp_path):
     bag = write_recording_bag(tmp_path / "run", rec)
     with pytest.raises(ValueError, match="--data and --payload-data are the same recording"):
         run_drive_gains(bag, tmp_path / "run", robot="ur3", payload_mass_kg=1.0, payload_com_m=(0.1, 0, 0))
+
+
+LOAD_COEFFICIENT = np.array([0.06, 0.07, 0.05, 0.06, 0.05, 0.06])
+
+
+@pytest.fixture(scope="module")
+def load_friction_runs(known_payload_runs):
+    """The same arm and excitations, each joint's Coulomb friction growing with its load: mu |tau_links| sign(qd),
+    the load being the links' and the payload's rigid-body torque (Madsen et al. 2020; sim/truth.py's 'real')."""
+    import pinocchio as pin
+
+    truth, robot, _ = known_payload_runs
+    links = robot.model.copy()
+    links.armature = np.zeros(robot.n_joints)
+    links_data = links.createData()
+    payload = payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M)
+    rng = np.random.default_rng(1)
+    data = []
+    for seed, loaded in ((11, False), (12, True)):
+        t, q, qd, qdd = fourier_trajectory(robot, duration_s=30, rate_hz=500, seed=seed)
+        tau = inverse_dynamics(truth, q, qd, qdd)
+        load = np.array([pin.rnea(links, links_data, q[k], qd[k], qdd[k]) for k in range(q.shape[0])])
+        if loaded:
+            tau_payload = payload_torque(robot, q, qd, qdd, payload)
+            tau, load = tau + tau_payload, load + tau_payload
+        tau = tau + LOAD_COEFFICIENT * np.abs(load) * np.tanh(qd / 0.01)
+        current = tau / GAINS + rng.normal(size=tau.shape) * 0.01
+        data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
+    return truth, robot, data
+
+
+def test_friction_that_grows_with_the_payload_is_fitted_not_put_into_the_gains(load_friction_runs):
+    """With the payload on, a real joint rubs harder; a model shared by both runs without that term gives part of
+    it to the gain. The load term (on by default) recovers the gains and the coefficient."""
+    truth, robot, data = load_friction_runs
+
+    def estimate(load_friction):
+        return identify_drive_gains(robot, compute_base_parameters(robot), data[0], data[1],
+                                    payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M),
+                                    stribeck_velocity_rad_s=truth.friction.stribeck_velocity_rad_s,
+                                    load_friction=load_friction)
+
+    with_term, without = estimate(True), estimate(False)
+    error_with = np.abs(with_term.gains_nm_per_a / GAINS - 1)
+    error_without = np.abs(without.gains_nm_per_a / GAINS - 1)
+    assert without.load_coefficient is None
+    assert error_with.max() < 0.01, error_with  # the base joint, seen through the payload's inertia only, is worst
+    assert error_without.mean() > 3 * error_with.mean(), (error_with, error_without)
+    # the coefficient where gravity loads the joint (shoulder, elbow)
+    np.testing.assert_allclose(with_term.load_coefficient[1:3], LOAD_COEFFICIENT[1:3], rtol=0.1)
+    assert np.all(with_term.lack_of_fit < 1.3) and np.max(without.lack_of_fit) > np.max(with_term.lack_of_fit)
+
+
+def test_a_friction_model_spec_is_checked_before_any_data_is_read(tmp_path):
+    from robot_dynamics_id.identification.drive_gain_job import run_drive_gains
+
+    with pytest.raises(ValueError, match="must start with 'p2'"):
+        run_drive_gains(tmp_path / "not_read", tmp_path / "not_read_either", robot="ur3", payload_mass_kg=1.0,
+                        payload_com_m=(0.1, 0, 0), friction_model="coulomb")
