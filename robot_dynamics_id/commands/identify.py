@@ -43,17 +43,18 @@ def parse_topics(items: list[str] | None) -> dict[str, str]:
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, *, validate: bool = False, checks: bool = True,
-                       torque_help: str | None = None) -> None:
+                       torque_help: str | None = None, gains_help: str | None = None) -> None:
     """Options shared by identify, validate and payload: torque source, gains, how to read the data, and (with
     ``checks``) the robot checks and scoring options of identify and validate. ``torque_help``: another help
-    text for --torque-source (a command whose 'auto' means something else)."""
+    text for --torque-source (a command whose 'auto' means something else); ``gains_help``: appended to
+    --drive-gains' help."""
     from ..identification.job import JOINT_STATES_EFFORT, TOPIC_FIELDS, TORQUE_SOURCES, VALIDATE_TORQUE_SOURCES
     from ..identification.metrics import MOVING_THRESHOLD_RAD_S
     from ..identification.torque_source import TORQUE_SOURCE_RULE
 
     parser.add_argument("--drive-gains", metavar="K0,...,K5",
                         help="joint torque per motor current, Nm/A, one per joint (identify them with "
-                             "`rdi drive-gains`)" + ("; default: the model's" if validate else ""))
+                             "`rdi drive-gains`)" + ("; default: the model's" if validate else "") + (gains_help or ""))
     if validate:
         parser.add_argument("--torque-source", default="model", choices=VALIDATE_TORQUE_SOURCES,
                             help="default 'model': the source (and gains) the model was identified from, as "

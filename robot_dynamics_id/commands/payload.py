@@ -21,11 +21,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="rosbag2 bag or ur_rtde CSV recorded with the payload mounted, e.g. during "
                              "`rdi excite plan --kind payload`'s wrist motion")
     parser.add_argument("--out", required=True, help="payload YAML to write (a folder: FOLDER/payload.yaml)")
-    parser.add_argument("--robot", help="override the model's robot (name or URDF path)")
+    parser.add_argument("--robot", help="the arm model's robot (name or URDF path; default: the model's; another "
+                                         "robot is refused: the arm model belongs to its robot)")
     add_data_arguments(parser, checks=False, torque_help=(
         "auto (default): the torque source the arm model was identified from (motor current x its drive gains, "
         "or a torque interface's effort); another source is refused, and so is target_moment (it echoes the "
-        "payload set on the pendant)"))
+        "payload set on the pendant)"), gains_help="; default: the arm model's (other gains are refused: the payload "
+                                                   "torque must be on the model's scale)")
 
 
 def run(args: argparse.Namespace) -> int:

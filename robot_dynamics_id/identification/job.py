@@ -45,7 +45,8 @@ from ..progress import ProgressCallback, scaled
 from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
-from .torque_source import TORQUE_SOURCES, TorqueSignal, motor_currents, select_torque, ur_model_torque
+from .torque_source import (TORQUE_SOURCES, TorqueSignal, TorqueSourceError, motor_currents, select_torque,
+                            torque_holdings, ur_model_torque)
 
 __all__ = ["EXIT_DOUBTFUL", "JOINT_STATES_EFFORT", "JobCancelled", "METHODS", "ReadOptions", "TOPIC_FIELDS",
            "TORQUE_SOURCES", "VALIDATE_TORQUE_SOURCES", "check_friction_model", "load_recording",
@@ -501,6 +502,22 @@ def _validation_torque(model: DynamicModel, torque_source: str, gains_given) -> 
     return source, gains, notes
 
 
+def _validation_signal(recording, source: str, gains, recorded: str | None, *, from_model: bool):
+    """The torque validate scores on; when the model's own source is missing from the data, the refusal says so
+    and names the options that score on another source."""
+    try:
+        return select_torque(recording, source, gains)
+    except TorqueSourceError as exc:
+        if not from_model or recorded not in TORQUE_SOURCES:
+            raise
+        other = ("--torque-source effort" if recorded == "current" else
+                 "--torque-source current --drive-gains K0,...,K5")
+        raise TorqueSourceError(
+            f"the model was identified from the {recorded} torque (model.yaml), but the data hold "
+            f"{torque_holdings(recording)}. Validate on a recording with that torque, or score on another source "
+            f"with {other} (the two may be on different scales: the fit then shows that too)") from exc
+
+
 def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str | Path, torque_source: str = "model",
                  drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
                  read: ReadOptions | None = None, tool_frame: str | None = None, skip_robot_check: bool = False,
@@ -530,7 +547,12 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                                   else "the model's drive gains")
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
-    signal = select_torque(recording, source, gains)
+    signal = _validation_signal(recording, source, gains, record.get("torque_source"),
+                                from_model=torque_source == "model")
+    if record.get("torque_source") in TORQUE_SOURCES and signal.source != record["torque_source"]:
+        notes.append(f"scored on the {signal.source} torque, but the model was identified from the "
+                     f"{record['torque_source']} torque (model.yaml): the two may be on different scales (a drive "
+                     "gain error scales one and not the other), so the fit may look worse or better than it is")
     trained = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
     cutoff = cutoff_hz if cutoff_hz is not None else scoring_cutoff_hz(1.0 / recording.sample_period_s,
                                                                        float(trained) if trained else None)

@@ -85,6 +85,9 @@ class PayloadEstimate:
     frame: str = "tool0"
     warnings: tuple[str, ...] = ()
     provenance: dict = field(default_factory=dict)
+    #: False when the motion did not determine the inertia (a component's std above the warning threshold): the
+    #: set-payload call with an inertia is then not offered
+    inertia_determined: bool = True
 
     def ur_rtde_snippet(self) -> str:
         """The ur_rtde call that sets this payload on the robot."""
@@ -127,7 +130,9 @@ class PayloadEstimate:
             "samples": int(self.n_samples),
             "warnings": list(self.warnings),
             "set_payload": {"ur_rtde": self.ur_rtde_snippet(), "ur_ros2_driver": self.ur_driver_snippet(),
-                            "ur_ros2_driver_with_inertia": self.ur_driver_snippet(with_inertia=True)},
+                            # not offered when the data did not determine the inertia (the warnings say so)
+                            "ur_ros2_driver_with_inertia": self.ur_driver_snippet(with_inertia=True)
+                            if self.inertia_determined else None},
             "provenance": self.provenance,
         }
 
@@ -204,7 +209,8 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
         warnings.append(
             f"the motion does not excite the payload's inertia enough: std of {INERTIA_COMPONENTS[worst]} is "
             f"{inertia_std[worst]:.2e} kg m^2 (> {threshold:.1e}, the inertia of {mass:.2f} kg at 2 cm); trust the "
-            "mass and centre of mass, not the inertia. Move the wrist joints faster, with larger accelerations "
+            "mass and centre of mass, not the inertia (payload.yaml offers no set-payload call with it). Move the "
+            "wrist joints faster, with larger accelerations "
             "(rdi excite plan --kind payload --velocity-scale 1 --acceleration-scale 1); the std covers "
             "measurement noise only, not the arm model's errors of the wrist rotor inertias")
     if np.any(std[1:4] > 0.005):
@@ -223,7 +229,8 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
         parameters_std=estimate.std, parameters_covariance=estimate.covariance, physically_consistent=consistent,
         realisable_inertia_kgm2=realisable, condition_number=cond, residual_rms_nm=estimate.residual_rms_nm,
         payload_torque_rms_nm=np.sqrt(np.mean(payload_torque**2, axis=0)), n_samples=data.n_samples,
-        frame=robot.tool_frame, warnings=tuple(warnings), provenance=dict(provenance or {}))
+        frame=robot.tool_frame, warnings=tuple(warnings), provenance=dict(provenance or {}),
+        inertia_determined=not np.any(inertia_std > threshold))
 
 
 def identify_payload(recording: Any, arm_model: DynamicModel, robot: RobotModel | None = None, *,

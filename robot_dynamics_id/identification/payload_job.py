@@ -26,7 +26,7 @@ import yaml
 from ..io.model_file import DynamicModel, plain_for_yaml
 from ..robots.model import load_robot
 from .data_checks import check_joint_count
-from .job import JobCancelled, ReadOptions
+from .job import JobCancelled, ReadOptions, _same_robot
 from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
 from .torque_source import select_torque
 
@@ -82,9 +82,21 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     from .job import load_recording
 
     model = DynamicModel.load(model_path)
+    if robot is not None and not _same_robot(robot, model.robot):
+        raise PayloadIdentificationError(
+            f"--robot {robot} contradicts the arm model, which was identified for {model.robot}: the payload is what "
+            f"that model does not explain, so it needs the model's own robot. Drop --robot, or identify the arm as "
+            f"{robot} first")
     rm = load_robot(robot, gravity_m_s2=model.gravity_m_s2) if robot else model.kinematics()
     source = _torque_source(model, torque_source)
     gains = model.drive_gains_nm_per_a if drive_gains_nm_per_a is None else np.asarray(drive_gains_nm_per_a, float)
+    if (drive_gains_nm_per_a is not None and model.drive_gains_nm_per_a is not None
+            and not np.allclose(gains, model.drive_gains_nm_per_a, rtol=1e-6)):
+        raise PayloadIdentificationError(
+            f"--drive-gains {', '.join(f'{g:g}' for g in gains)} differ from the gains the arm model was identified "
+            f"with ({', '.join(f'{g:g}' for g in model.drive_gains_nm_per_a)} Nm/A): the payload is what the model "
+            "does not explain, so its torque must be on the model's scale. Drop --drive-gains (the model's are used), "
+            "or identify the arm again with the new gains")
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")

@@ -37,7 +37,7 @@ import numpy as np
 from ..dynamics.drive import check_drive_gains, torque_from_current
 
 __all__ = ["TORQUE_SOURCES", "TORQUE_SOURCE_RULE", "TorqueSignal", "TorqueSourceError", "motor_currents",
-           "select_torque", "ur_model_torque"]
+           "select_torque", "torque_holdings", "ur_model_torque"]
 
 TORQUE_SOURCES = ("auto", "current", "effort", "target_moment")
 
@@ -103,7 +103,8 @@ def _same_signal(a: np.ndarray, b: np.ndarray | None) -> bool:
     return bool(rows.sum() >= 2 and np.allclose(a[rows], b[rows], rtol=1e-6, atol=1e-9))
 
 
-def _holdings(data: Any) -> str:
+def torque_holdings(data: Any) -> str:
+    """What torque-like signals ``data`` holds, for messages (e.g. 'motor currents (A), UR's target moment (Nm)')."""
     names = {"current_a": "motor currents (A)", "effort_nm": "joint torques (effort, Nm)",
              "target_moment_nm": "UR's target moment (Nm)",
              "current_as_torque_nm": "UR's gravity-compensated actual_current_as_torque (Nm)"}
@@ -112,7 +113,7 @@ def _holdings(data: Any) -> str:
 
 
 def _refuse_auto(data: Any, current, effort_is_moment: bool) -> TorqueSourceError:
-    holds = _holdings(data)
+    holds = torque_holdings(data)
     if current is not None:
         return TorqueSourceError(
             f"the data hold {holds}, but no drive gains were given to turn the currents into joint torques: pass "
@@ -163,7 +164,7 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
     if source == "current":
         if current is None:
             raise TorqueSourceError(f"--torque-source current needs motor currents, but the data hold "
-                                    f"{_holdings(recording)}. For a bag of the official UR driver (JointState.effort "
+                                    f"{torque_holdings(recording)}. For a bag of the official UR driver (JointState.effort "
                                     "= current) pass --ur-driver-topics; otherwise choose another --torque-source")
         if drive_gains_nm_per_a is None:
             raise TorqueSourceError("--torque-source current needs the drive gains (Nm/A per joint): pass "
@@ -177,14 +178,14 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
         if effort is None:
             if _array(recording, "current_as_torque_nm") is not None:
                 raise TorqueSourceError(f"--torque-source effort: the data hold no joint torque, only "
-                                        f"{_holdings(recording)}. {_GRAVITY_COMPENSATED_FIX}")
+                                        f"{torque_holdings(recording)}. {_GRAVITY_COMPENSATED_FIX}")
             raise TorqueSourceError(f"--torque-source effort needs a joint torque (a torque interface's effort), but "
-                                    f"the data hold {_holdings(recording)}; choose another --torque-source")
+                                    f"the data hold {torque_holdings(recording)}; choose another --torque-source")
         if effort_is_moment:
             raise _refuse_auto(recording, None, True)
         return TorqueSignal(effort, "effort", None, "joint torque (effort of a torque interface, Nm)")
     if moment is None:
-        raise TorqueSourceError(f"--torque-source target_moment: the data hold {_holdings(recording)} but no target "
+        raise TorqueSourceError(f"--torque-source target_moment: the data hold {torque_holdings(recording)} but no target "
                                 "moment; choose another --torque-source")
     return TorqueSignal(moment, "target_moment", None, "UR's target moment (the controller's model torque, Nm)",
                         notes=("the target moment is UR's model torque without friction: the result describes UR's "
@@ -211,7 +212,7 @@ def motor_currents(recording: Any, what: str = "the recording") -> np.ndarray:
     current = _array(recording, "current_a")
     if current is None:
         raise TorqueSourceError(
-            f"{what} holds no motor currents (it has {_holdings(recording)}): drive gains need actual_current "
+            f"{what} holds no motor currents (it has {torque_holdings(recording)}): drive gains need actual_current "
             "(ur_rtde CSV) or /motor_currents (our ur_interface); for the official UR driver pass "
             "--ur-driver-topics (on new firmware with use_currents_as_efforts: true)")
     return current

@@ -352,6 +352,7 @@ def read_bag(
     n = len(matcher.joint_names)
     with open_bag(path) as bag:
         warnings = list(bag.warnings)
+        absent: dict[str, str] = {}
         present = bag.topics
         if bag.message_count == 0:
             raise BagReadError(f"bag {path} is empty: it holds 0 messages (topics: {bag.describe_topics()}). "
@@ -364,7 +365,7 @@ def read_bag(
                         f"bag {path} has no topic {topic} (needed for {field_name}). The bag has: "
                         f"{bag.describe_topics()}. Set the topic name with read_bag(topics=BagTopics(...)) "
                         "(BagTopics.ur_driver() for the official UR driver)")
-                warnings.append(f"{topic} not in bag: no {field_name}")
+                absent[field_name] = topic
                 return False
             msgtype, count = present[topic]
             if msgtype != expected:
@@ -476,7 +477,7 @@ def read_bag(
         time_s=time_s,
         q_rad=qqd[:, :n],
         qd_rad_s=qqd[:, n:],
-        source=RecordingSource(str(path), storage, used),
+        source=RecordingSource(str(path), storage, used, absent),
         warnings=tuple(warnings),
         **fields,
     )

@@ -58,11 +58,15 @@ class RecordingSource:
     storage: str
     #: field name of the Recording -> topic (bag) or column prefix (CSV) it was read from
     topics: dict[str, str] = field(default_factory=dict)
+    #: optional fields the source did not hold -> the topic they would have come from (not a warning: every
+    #: command that needs one refuses with the fix, and most runs need few of them)
+    absent: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """One line for reports and logs."""
         used = ", ".join(f"{k}<-{v}" for k, v in self.topics.items())
-        return f"{self.path} [{self.storage}] {used}"
+        missing = f"; absent: {', '.join(f'{k} ({v})' for k, v in self.absent.items())}" if self.absent else ""
+        return f"{self.path} [{self.storage}] {used}{missing}"
 
 
 @dataclass(frozen=True, eq=False)

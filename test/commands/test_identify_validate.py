@@ -78,6 +78,22 @@ def test_default_identify_then_validate_gives_the_numbers_of_explicit_flags(data
     assert record["data"] == data["train_bag"] and record["robot"] == "ur3"
 
 
+def test_validating_on_another_torque_source_than_the_models_is_named(data, tmp_path, capsys):
+    """A model from joint torques (a bag's effort) and a CSV with motor currents only: refused naming the options
+    that score on the currents; with them, scored with a warning that the two torques may differ in scale."""
+    assert _identify(data["train_bag"], tmp_path / "m") == 0  # no gains: auto takes the effort
+    capsys.readouterr()
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_csv"],
+               "--out", tmp_path / "v") == 1
+    err = capsys.readouterr().err
+    assert "identified from the effort torque" in err and "--torque-source current --drive-gains" in err
+    assert not (tmp_path / "v").exists()
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", data["check_csv"], "--out",
+               tmp_path / "v", "--torque-source", "current", "--drive-gains", _gains(UR3_GAINS)) == 0
+    assert "scored on the current torque, but the model was identified from the effort torque" in \
+        capsys.readouterr().err
+
+
 def test_identify_reports_what_validate_gives_on_the_training_file(data, tmp_path):
     """identify's headline fit and moving-sample RRE are every sample of its data with the given moving
     threshold: `rdi validate` on the same file and threshold gives the same numbers."""

@@ -52,6 +52,12 @@ def test_plan_simulate_and_identify_a_payload_from_a_bag(tmp_path, capsys):
     assert main(["payload", "--model", str(arm), "--data", str(bag), "--out", str(out),
                  "--torque-source", "effort"]) == 1
     assert "--torque-source current" in capsys.readouterr().err
+    # Another robot or other gains than the arm model's: the payload would absorb the mismatch; refused.
+    assert main(["payload", "--model", str(arm), "--data", str(bag), "--out", str(out), "--robot", "ur5e"]) == 1
+    assert "--robot ur5e contradicts the arm model" in capsys.readouterr().err
+    assert main(["payload", "--model", str(arm), "--data", str(bag), "--out", str(out),
+                 "--drive-gains", "10,10,8,6,6,6"]) == 1
+    assert "differ from the gains the arm model was identified with" in capsys.readouterr().err
 
 
 def test_doubtful_estimate_exits_3_and_still_writes_the_file(tmp_path, capsys):

@@ -119,6 +119,9 @@ def test_slow_motion_warns_that_the_inertia_is_not_excited(wrist_motion):
     est = identify_payload({"time_s": t, "q_rad": q, "qd_rad_s": qd, "effort_nm": tau}, truth, robot)
     assert est.mass_kg == pytest.approx(PAYLOAD_KG, rel=0.02)
     assert any("does not excite the payload's inertia" in w for w in est.warnings)
+    # no set-payload call with an inertia the data did not determine; the one without it stays
+    calls = est.to_dict()["set_payload"]
+    assert calls["ur_ros2_driver_with_inertia"] is None and calls["ur_ros2_driver"].startswith("ros2 service call")
 
 
 def test_nothing_mounted_is_an_error(wrist_motion):

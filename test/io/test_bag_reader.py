@@ -190,9 +190,10 @@ def test_nan_samples_raise_or_drop(tmp_path: Path) -> None:
 
 def test_missing_and_wrong_topics(tmp_path: Path) -> None:
     _write_ur_driver_bag(tmp_path / "b")
-    # Optional topics missing: fine, noted.
+    # Optional topics missing: fine, noted in the source (not a warning: a command that needs one says so).
     rec = read_bag(tmp_path / "b")
-    assert any("/motor_currents not in bag" in w for w in rec.warnings)
+    assert rec.source.absent["current_a"] == "/motor_currents" and "/motor_currents" in rec.source.describe()
+    assert not any("/motor_currents" in w for w in rec.warnings)
     # Required ones: an error naming the topic and what the bag has.
     with pytest.raises(BagReadError, match=r"no topic /motor_currents \(needed for current_a\).*/joint_states"):
         read_bag(tmp_path / "b", require=["current_a"])
