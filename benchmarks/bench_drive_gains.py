@@ -58,7 +58,7 @@ def simulate(seed: int, friction: str, *, duration_s: float, payload_kg: float, 
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
     trajectory = planned_fourier_excitation(ROBOT, duration_s=duration_s, seed=seed)
-    truths = {seed: make_truth(ROBOT, seed, friction=friction), seed + 1: make_truth(ROBOT, seed + 1, friction=friction)}
+    truths = {s: make_truth(ROBOT, s, friction=friction) for s in (seed, seed + 1)}
     runs = {"gains": truths[seed].drive_gains_nm_per_a}
     for name, truth_seed, kg in (("empty", seed, 0.0), ("loaded", seed, payload_kg), ("other", seed + 1, payload_kg)):
         runs[name] = run_experiment(trajectory, robot=ROBOT, truth=truths[truth_seed], noise_seed=seed + len(runs),

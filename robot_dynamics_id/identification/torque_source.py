@@ -164,8 +164,9 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
     if source == "current":
         if current is None:
             raise TorqueSourceError(f"--torque-source current needs motor currents, but the data hold "
-                                    f"{torque_holdings(recording)}. For a bag of the official UR driver (JointState.effort "
-                                    "= current) pass --ur-driver-topics; otherwise choose another --torque-source")
+                                    f"{torque_holdings(recording)}. For a bag of the official UR driver "
+                                    "(JointState.effort = current) pass --ur-driver-topics; otherwise choose another "
+                                    "--torque-source")
         if drive_gains_nm_per_a is None:
             raise TorqueSourceError("--torque-source current needs the drive gains (Nm/A per joint): pass "
                                     "--drive-gains K0,...,K5, or identify them with `rdi drive-gains` and a known "
@@ -185,8 +186,8 @@ def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_pe
             raise _refuse_auto(recording, None, True)
         return TorqueSignal(effort, "effort", None, "joint torque (effort of a torque interface, Nm)")
     if moment is None:
-        raise TorqueSourceError(f"--torque-source target_moment: the data hold {torque_holdings(recording)} but no target "
-                                "moment; choose another --torque-source")
+        raise TorqueSourceError(f"--torque-source target_moment: the data hold {torque_holdings(recording)} but no "
+                                "target moment; choose another --torque-source")
     return TorqueSignal(moment, "target_moment", None, "UR's target moment (the controller's model torque, Nm)",
                         notes=("the target moment is UR's model torque without friction: the result describes UR's "
                                "model, not the arm",))
