@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="BAG", help="bag directory to create (must not exist)")
     parser.add_argument("--truth-out", required=True, metavar="TRUTH.yaml",
                         help="where to write the true model (its true drive gains included: drive_gains_nm_per_a, "
-                             "Nm/A)")
+                             "Nm/A; provenance.simulated_runs: each run's bag, payload and noise seed)")
     parser.add_argument("--rate", type=float, default=500.0, help="controller rate, Hz (500 e-Series, 125 CB3)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--payload-kg", type=float, default=0.0, help="payload at the flange, kg (default 0)")
@@ -231,7 +231,12 @@ def run(args: argparse.Namespace) -> int:
         results.append(result)
         print(f"{label}: {result.describe()}")
         print(f"  bag {out} ({args.storage}, written in {bag_s:.2f} s)" + (f", CSV {csv}" if csv else ""))
-    truth.save(args.truth_out)
+    # what was simulated with this truth, so a later estimate (rdi payload, drive gains) can be compared with it
+    simulated = [{"bag": str(Path(out).resolve()), "csv": str(Path(csv).resolve()) if csv else None,
+                  "payload_kg": float(payload_kg), "payload_com_m": [float(v) for v in payload_com],
+                  "noise_seed": int(noise_seed)} for _, out, csv, payload_kg, payload_com, noise_seed, _ in runs]
+    replace(truth, provenance={**(truth.provenance or {}), "simulated_runs": simulated,
+                               "rate_hz": float(args.rate)}).save(args.truth_out)
     print(f"true model: {args.truth_out}")
     if args.known_payload_kg is not None:
         spec = results[1].payload

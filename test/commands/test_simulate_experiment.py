@@ -49,6 +49,10 @@ def test_prbs_run_with_csv_sqlite3_and_known_payload(tmp_path, capsys):
     model = DynamicModel.load(truth)
     np.testing.assert_array_equal(model.standard_parameters(), make_truth("ur3", 4).standard_parameters())
     np.testing.assert_array_equal(model.drive_gains_nm_per_a, make_truth("ur3", 4).drive_gains_nm_per_a)
+    # the truth file says what was simulated with it: an estimate can be compared with the payload later
+    runs = model.provenance["simulated_runs"]
+    assert [r["payload_kg"] for r in runs] == [0.0, 1.5] and runs[1]["payload_com_m"] == [0.05, 0.0, 0.04]
+    assert runs[0]["bag"] == str(out.resolve()) and runs[1]["noise_seed"] == 1
 
     first, second = _custom_data(out), _custom_data(out2)
     assert first["truth_seed"] == second["truth_seed"] == "4"
