@@ -185,11 +185,10 @@ def _fit_joint(robot: RobotModel, j: int, w_runs: list[np.ndarray], y_runs: list
     i_j = W_j gamma_j [+ mu_j |i_rigid,j| sign(qd_j)] + kappa_j tau_payload_j with gamma_j = beta / k_j and
     kappa_j = 1 / k_j: the noisy current stays on the left, so the estimate has no errors-in-variables bias.
     The load-dependent Coulomb term (``load`` = (column caches, x_s, v_k, presliding distance); None: without
-    it) is written in
-    current units, where its coefficient mu_j is the same as in torque units (|tau| / k_j = |i|): its load is
-    the rigid-body and payload current of the previous pass (Madsen et al. 2020's load-dependent friction;
-    dynamics/friction.py), and it is dropped when the fit makes mu_j negative (friction that would help the
-    motion).
+    it) is written in current units, where its coefficient mu_j is the same as in torque units
+    (|tau| / k_j = |i|): its load is the rigid-body and payload current of the previous pass (Madsen et al.
+    2020's load-dependent friction; dynamics/friction.py), and it is dropped when the fit makes mu_j negative
+    (friction that would help the motion).
     """
     name = f"joint {j} ({robot.joint_names[j]})"
     w_j = np.vstack(w_runs)
