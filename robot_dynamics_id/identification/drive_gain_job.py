@@ -34,7 +34,7 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
                     payload_mass_kg: float, payload_com_m, payload_inertia_about_com_kgm2=None,
                     ur_driver_topics: bool = False, read: ReadOptions | None = None, gravity_m_s2=None,
                     friction_model: str = "auto", load_friction: bool = True) -> dict:
-    """Drive gains (Nm/A) from two recordings of the same excitation with motor currents: without and
+    """Drive gains (Nm/A) from two recordings with motor currents (best of the same excitation): without and
     with a known payload at the flange (mass kg, CoM and inertia about it in tool0, m and kg m^2).
 
     Returns a JSON-ready dict: ``drive_gains_nm_per_a``, ``std_nm_per_a``, ``relative_std``, the

@@ -473,7 +473,8 @@ def _report(progress: ProgressCallback | None, fraction: float, stage: str) -> N
         progress(fraction, stage)
 
 
-def _same_robot(a: str, b: str) -> bool:
+def same_robot(a: str, b: str) -> bool:
+    """Whether two robot names or URDF paths name the same robot (names case-insensitively, paths resolved)."""
     a, b = str(a).strip(), str(b).strip()
     if a.lower() == b.lower():
         return True
@@ -535,7 +536,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     out = check_output_dir(out_dir, inputs=[data_path, model_path])
     model = DynamicModel.load(model_path)
     record = model.provenance.get("identified_from") or {}
-    if robot is not None and not _same_robot(robot, model.robot):
+    if robot is not None and not same_robot(robot, model.robot):
         raise DataCheckError(f"--robot {robot} contradicts the model, which was identified for {model.robot}: drop "
                              f"--robot (the model's robot is used) or validate a model identified for {robot}")
     rm = _load_robot(model.robot, tool_frame or record.get("tool_frame", "tool0"), model.gravity_m_s2)

@@ -26,7 +26,7 @@ import yaml
 from ..io.model_file import DynamicModel, plain_for_yaml
 from ..robots.model import load_robot
 from .data_checks import check_joint_count
-from .job import JobCancelled, ReadOptions, _same_robot
+from .job import JobCancelled, ReadOptions, same_robot
 from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
 from .torque_source import select_torque
 
@@ -82,7 +82,7 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     from .job import load_recording
 
     model = DynamicModel.load(model_path)
-    if robot is not None and not _same_robot(robot, model.robot):
+    if robot is not None and not same_robot(robot, model.robot):
         raise PayloadIdentificationError(
             f"--robot {robot} contradicts the arm model, which was identified for {model.robot}: the payload is what "
             f"that model does not explain, so it needs the model's own robot. Drop --robot, or identify the arm as "

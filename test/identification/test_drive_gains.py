@@ -17,22 +17,37 @@ GAINS = np.array([9.5, 10.2, 8.1, 7.0, 7.3, 7.7])
 PAYLOAD_KG, PAYLOAD_COM_M = 1.5, [0.05, 0.02, 0.06]
 
 
+def _runs(truth, robot, *, noise_seed: int, load_coefficient=None):
+    """Preprocessed runs without and with the payload (different excitations), motor currents with noise.
+    ``load_coefficient``: each joint's Coulomb friction grows with its load, mu |tau_links| sign(qd), the load
+    being the links' and the payload's rigid-body torque (Madsen et al. 2020; sim/truth.py's 'real')."""
+    import pinocchio as pin
+
+    links = robot.model.copy()
+    links.armature = np.zeros(robot.n_joints)
+    links_data = links.createData()
+    payload = payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M)
+    rng = np.random.default_rng(noise_seed)
+    data = []
+    for seed, loaded in ((11, False), (12, True)):
+        t, q, qd, qdd = fourier_trajectory(robot, duration_s=30, rate_hz=500, seed=seed)
+        tau = inverse_dynamics(truth, q, qd, qdd)
+        tau_payload = payload_torque(robot, q, qd, qdd, payload) if loaded else np.zeros_like(tau)
+        tau = tau + tau_payload
+        if load_coefficient is not None:
+            load = np.array([pin.rnea(links, links_data, q[k], qd[k], qdd[k]) for k in range(q.shape[0])])
+            tau = tau + load_coefficient * np.abs(load + tau_payload) * np.tanh(qd / 0.01)
+        current = tau / GAINS + rng.normal(size=tau.shape) * 0.01
+        data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
+    return data
+
+
 @pytest.fixture(scope="module")
 def known_payload_runs():
     """A UR3 truth, its runs without and with the payload (different excitations), currents with noise."""
     truth = perturbed_truth("ur3", seed=2)
     robot = truth.robot_model()
-    payload = payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M)
-    rng = np.random.default_rng(0)
-    data = []
-    for seed, loaded in ((11, False), (12, True)):
-        t, q, qd, qdd = fourier_trajectory(robot, duration_s=30, rate_hz=500, seed=seed)
-        tau = inverse_dynamics(truth, q, qd, qdd)
-        if loaded:
-            tau = tau + payload_torque(robot, q, qd, qdd, payload)
-        current = tau / GAINS + rng.normal(size=tau.shape) * 0.01
-        data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
-    return truth, robot, data
+    return truth, robot, _runs(truth, robot, noise_seed=0)
 
 
 def _estimate(known_payload_runs, com_m):
@@ -90,28 +105,9 @@ LOAD_COEFFICIENT = np.array([0.06, 0.07, 0.05, 0.06, 0.05, 0.06])
 
 @pytest.fixture(scope="module")
 def load_friction_runs(known_payload_runs):
-    """The same arm and excitations, each joint's Coulomb friction growing with its load: mu |tau_links| sign(qd),
-    the load being the links' and the payload's rigid-body torque (Madsen et al. 2020; sim/truth.py's 'real')."""
-    import pinocchio as pin
-
+    """The same arm and excitations, each joint's Coulomb friction growing with its load (:func:`_runs`)."""
     truth, robot, _ = known_payload_runs
-    links = robot.model.copy()
-    links.armature = np.zeros(robot.n_joints)
-    links_data = links.createData()
-    payload = payload_standard_parameters(robot, PAYLOAD_KG, PAYLOAD_COM_M)
-    rng = np.random.default_rng(1)
-    data = []
-    for seed, loaded in ((11, False), (12, True)):
-        t, q, qd, qdd = fourier_trajectory(robot, duration_s=30, rate_hz=500, seed=seed)
-        tau = inverse_dynamics(truth, q, qd, qdd)
-        load = np.array([pin.rnea(links, links_data, q[k], qd[k], qdd[k]) for k in range(q.shape[0])])
-        if loaded:
-            tau_payload = payload_torque(robot, q, qd, qdd, payload)
-            tau, load = tau + tau_payload, load + tau_payload
-        tau = tau + LOAD_COEFFICIENT * np.abs(load) * np.tanh(qd / 0.01)
-        current = tau / GAINS + rng.normal(size=tau.shape) * 0.01
-        data.append(preprocess(t, q, current, qd_rad_s=qd, options=PreprocessingOptions(cutoff_hz=10.0)))
-    return truth, robot, data
+    return truth, robot, _runs(truth, robot, noise_seed=1, load_coefficient=LOAD_COEFFICIENT)
 
 
 def test_friction_that_grows_with_the_payload_is_fitted_not_put_into_the_gains(load_friction_runs):
