@@ -33,6 +33,10 @@ def generate_launch_description():
         DeclareLaunchArgument("sim", default_value="true", description="true: simulated UR3; false: real robot"),
         DeclareLaunchArgument("robot_ip", default_value="127.0.0.1", description="UR controller address"),
         DeclareLaunchArgument("model", default_value="", description="identified model.yaml (empty: nominal)"),
+        DeclareLaunchArgument("payload", default_value="",
+                              description="rdi payload's payload.yaml (empty: tool_mass_kg/tool_com_m of the config)"),
+        DeclareLaunchArgument("sim_truth_seed", default_value="-1",
+                              description="sim: truth seed of the simulated arm (-1: nominal)"),
         DeclareLaunchArgument("task", default_value="external", description="external | polishing"),
         DeclareLaunchArgument("output_mode", default_value="torque", description="torque | velocity"),
         DeclareLaunchArgument("force_source", default_value="sensor", description="sensor | estimated"),
@@ -47,7 +51,8 @@ def generate_launch_description():
             parameters=[*robot_files,
                         {"backend": backend,
                          "robot_ip": LaunchConfiguration("robot_ip"),
-                         "supports_torque": supports_torque}],
+                         "supports_torque": supports_torque,
+                         "sim_truth_seed": LaunchConfiguration("sim_truth_seed")}],
         ),
         Node(
             package="robot_dynamics_id",
@@ -55,7 +60,8 @@ def generate_launch_description():
             name="osc_controller",
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "osc_controller.yaml"]),
-                        {"model_file": LaunchConfiguration("model"), "task": LaunchConfiguration("task"),
+                        {"model_file": LaunchConfiguration("model"), "payload_file": LaunchConfiguration("payload"),
+                         "task": LaunchConfiguration("task"),
                          "output_mode": output_mode,
                          "force_source": LaunchConfiguration("force_source"),
                          "robot_connection": connection,
@@ -64,7 +70,8 @@ def generate_launch_description():
                          "robot_backend": backend,
                          "robot_ip": LaunchConfiguration("robot_ip"),
                          "robot_parameters": PythonExpression(
-                             ["'[supports_torque=' + ('true' if '", output_mode, "' == 'torque' else 'false') + ']'"]),
+                             ["'[supports_torque=' + ('true' if '", output_mode, "' == 'torque' else 'false') + "
+                              "', sim_truth_seed=", LaunchConfiguration("sim_truth_seed"), "]'"]),
                          }],
         ),
     ])

@@ -2,7 +2,9 @@
 
 Arguments: ``sim`` (true: MuJoCo UR3 in-process; false: a UR controller over
 RTDE at ``robot_ip``), ``robot_ip``, ``config`` (parameter file), ``collision_model``
-(model.yaml with collision thresholds: the collision observer runs in the robot loop; empty: off).
+(model.yaml with collision thresholds: the collision observer runs in the robot loop; empty: off),
+``sim_truth_seed`` (sim: the simulated arm's perturbed truth, as ``rdi simulate-experiment --truth-seed``;
+-1: nominal parameters).
 """
 
 from launch import LaunchDescription
@@ -21,6 +23,9 @@ def generate_launch_description():
         DeclareLaunchArgument("collision_model", default_value="",
                               description="model with collision thresholds (rdi validate --collision-thresholds); "
                                           "empty: no collision observer"),
+        DeclareLaunchArgument("sim_truth_seed", default_value="-1",
+                              description="sim: truth seed of the simulated arm (-1: nominal); a model identified "
+                                          "on rdi simulate-experiment --truth-seed N data fits the arm of seed N"),
         DeclareLaunchArgument(
             "config",
             default_value=PathJoinSubstitution([FindPackageShare("robot_dynamics_id"), "config", "ur3.yaml"]),
@@ -32,6 +37,7 @@ def generate_launch_description():
             name="ur_interface",
             output="screen",
             parameters=[config, {"backend": backend, "robot_ip": LaunchConfiguration("robot_ip"),
-                                 "collision_model_file": LaunchConfiguration("collision_model")}],
+                                 "collision_model_file": LaunchConfiguration("collision_model"),
+                                 "sim_truth_seed": LaunchConfiguration("sim_truth_seed")}],
         ),
     ])

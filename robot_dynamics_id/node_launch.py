@@ -73,10 +73,12 @@ def _backend(sim: bool | str) -> str:
 
 
 def ur_interface_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1",
-                       config: str | Path | None = None, collision_model: str | Path = "") -> list[NodeLaunch]:
+                       config: str | Path | None = None, collision_model: str | Path = "",
+                       sim_truth_seed: int | str = -1) -> list[NodeLaunch]:
     """``ur_interface.launch.py``."""
     return [_node("ur_interface", [Path(config) if config else _config("ur3.yaml")],
-                  {"backend": _backend(sim), "robot_ip": str(robot_ip), "collision_model_file": str(collision_model)})]
+                  {"backend": _backend(sim), "robot_ip": str(robot_ip), "collision_model_file": str(collision_model),
+                   "sim_truth_seed": str(sim_truth_seed)})]
 
 
 def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool | str = True,
@@ -101,7 +103,8 @@ def identify_nodes(*, bag: str | Path, out: str | Path = "identification", robot
 
 def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model: str | Path = "",
                   task: str = "external", output_mode: str = "torque", force_source: str = "sensor",
-                  connection: str = "direct") -> list[NodeLaunch]:
+                  connection: str = "direct", payload: str | Path = "",
+                  sim_truth_seed: int | str = -1) -> list[NodeLaunch]:
     """``control.launch.py``: osc_controller (+ ur_interface with ``connection='topics'``)."""
     robot_files = [_config("ur3.yaml"), _config("ur3_control.yaml")]
     backend = _backend(sim)
@@ -109,12 +112,13 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
     nodes = []
     if connection == "topics":
         nodes.append(_node("ur_interface", list(robot_files),
-                           {"backend": backend, "robot_ip": str(robot_ip), "supports_torque": str(torque)}))
+                           {"backend": backend, "robot_ip": str(robot_ip), "supports_torque": str(torque),
+                            "sim_truth_seed": str(sim_truth_seed)}))
     nodes.append(_node("osc_controller", [_config("osc_controller.yaml")], {
-        "model_file": str(model), "task": task, "output_mode": output_mode, "force_source": force_source,
+        "model_file": str(model), "payload_file": str(payload), "task": task, "output_mode": output_mode, "force_source": force_source,
         "robot_connection": connection, "robot_config_files": f"[{robot_files[0]}, {robot_files[1]}]",
         "robot_backend": backend, "robot_ip": str(robot_ip),
-        "robot_parameters": f"[supports_torque={'true' if torque else 'false'}]"}))
+        "robot_parameters": f"[supports_torque={'true' if torque else 'false'}, sim_truth_seed={sim_truth_seed}]"}))
     return nodes
 
 

@@ -141,6 +141,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
 
 
+def format_rre(values) -> str:
+    """Per-joint moving-sample RRE (%) for a line of output: 'not moving' where a joint has no moving sample
+    (a held joint: its RRE is undefined, NaN in metrics.json)."""
+    return ", ".join("not moving" if v is None or v != v else f"{v:.2f}" for v in values)
+
+
 def print_ur_comparison(metrics: dict, label: str, key: str = "ur_model", name: str = "UR's model",
                         short: str = "UR") -> None:
     """One line: moving-sample RRE of ours and of the other model (``key`` in ``metrics``: UR's model, or the
@@ -148,9 +154,8 @@ def print_ur_comparison(metrics: dict, label: str, key: str = "ur_model", name: 
     other = metrics.get(key)
     if not other:
         return
-    ours = ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"])
-    theirs = ", ".join(f"{v:.2f}" for v in other["moving_rre_percent"])
-    ratio = ", ".join(f"{v:.2f}" for v in metrics[f"moving_rre_ratio_to_{key}"])
+    ours, theirs = format_rre(metrics["moving_rre_percent"]), format_rre(other["moving_rre_percent"])
+    ratio = format_rre(metrics[f"moving_rre_ratio_to_{key}"])
     print(f"{label}: moving-sample RRE per joint (%): ours {ours}; {name} {theirs}; ours/{short} {ratio}")
 
 
@@ -193,12 +198,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"scored against the torque low-passed at {summary['cutoff_hz']:.3g} Hz (fit: 100 % predicts it exactly, "
           "0 % no better than its mean; RRE: error / torque)")
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["fit_percent"]))
-    print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in summary["moving_rre_percent"]))
+    print("moving-sample RRE per joint (%): " + format_rre(summary["moving_rre_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in summary["rms_nm"]))
     if summary["validation_fit_percent"] is not None:
         print("validation fit per joint (%): " + ", ".join(f"{v:.1f}" for v in summary["validation_fit_percent"]))
-        print("validation moving-sample RRE per joint (%): "
-              + ", ".join(f"{v:.2f}" for v in summary["validation_moving_rre_percent"]))
+        print("validation moving-sample RRE per joint (%): " + format_rre(summary["validation_moving_rre_percent"]))
         print("validation RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in summary["validation_rms_nm"]))
         at_model = summary.get("validation_at_model_cutoff")
         if at_model and at_model["cutoff_hz"] != summary["cutoff_hz"]:

@@ -9,6 +9,7 @@ from ._collision_thresholds import add_collision_arguments, report_collision_thr
 from .identify import (
     EXIT_CODES,
     add_data_arguments,
+    format_rre,
     parse_gains,
     print_ur_comparison,
     read_options,
@@ -31,6 +32,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="zero-phase low-pass of the measured torque and the model's inputs, Hz (default: 10, "
                              "issue 15's scoring protocol; less on a recording slower than 25 Hz; never below the "
                              "cut-off the model was identified with)")
+    parser.add_argument("--payload", metavar="PAYLOAD_YAML",
+                        help="payload.yaml written by rdi payload: the data were recorded with it mounted, so it is "
+                             "added to the model's last link (mass, CoM and, when determined, inertia in tool0)")
     add_data_arguments(parser, validate=True)
     add_collision_arguments(parser)
 
@@ -42,11 +46,16 @@ def run(args: argparse.Namespace) -> int:
                            drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
                            read=read_options(args), tool_frame=args.tool_frame,
                            skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
-                           moving_threshold_rad_s=args.moving_threshold, cutoff_hz=args.cutoff_hz)
+                           moving_threshold_rad_s=args.moving_threshold, cutoff_hz=args.cutoff_hz,
+                           payload=args.payload)
     print(f"torque: {metrics['torque_source']}, low-passed at {metrics['cutoff_hz']:.3g} Hz; predicted with the "
           f"model's {metrics['prediction']}")
+    if metrics.get("payload"):
+        used = metrics["payload"]
+        print(f"payload: {used['mass_kg']:.3f} kg at {[round(c, 4) for c in used['com_m']]} m in {used['frame']} "
+              f"({used['inertia']}), from {used['file']}")
     print("fit per joint (%): " + ", ".join(f"{v:.1f}" for v in metrics["fit_percent"]))
-    print("moving-sample RRE per joint (%): " + ", ".join(f"{v:.2f}" for v in metrics["moving_rre_percent"]))
+    print("moving-sample RRE per joint (%): " + format_rre(metrics["moving_rre_percent"]))
     print("RMS error per joint (Nm): " + ", ".join(f"{v:.3f}" for v in metrics["rms_nm"]))
     print_ur_comparison(metrics, "against UR's model")
     counts = metrics["sample_status"]

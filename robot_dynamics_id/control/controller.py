@@ -56,6 +56,7 @@ import pinocchio as pin
 
 from ..io.model_file import DynamicModel
 from ..robot_state import RobotState
+from ..robots.model import add_body_at_frame
 from ..dynamics.drive import check_drive_gains
 from .contact import ContactStage, ContactStageMachine, StageEvent
 from .controller_config import (ControlCommand, ControllerConfig, ForceSource, FrictionVelocitySource, HybridLaw,
@@ -71,16 +72,22 @@ from .friction_compensation import FrictionCompensation
 from .operational_space import OperationalSpaceModel
 from .singularity import SingularityHandler
 
-__all__ = ["OperationalSpaceController"]
+__all__ = ["CONTACT_FORCE_STOP_FACTOR", "ContactForceExceeded", "OperationalSpaceController"]
+
+#: a measured contact force above this factor x max_force_n stops the controller: the targets are bounded by
+#: max_force_n, so only a contact the law does not regulate (an impact, free motion into an obstacle) gets there
+CONTACT_FORCE_STOP_FACTOR = 1.25
+
+
+class ContactForceExceeded(ValueError):
+    """The measured contact force passed the stop limit; the caller must stop the arm."""
 
 
 def _with_payload(model: pin.Model, tool_frame_id: int, payload: Payload) -> None:
     if payload.mass_kg <= 0:
         return
-    frame = model.frames[tool_frame_id]
-    inertia = pin.Inertia(float(payload.mass_kg), np.asarray(payload.com_m, float),
-                          np.asarray(payload.inertia_kgm2, float))
-    model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(inertia)
+    add_body_at_frame(model, tool_frame_id, pin.Inertia(float(payload.mass_kg), np.asarray(payload.com_m, float),
+                                                        np.asarray(payload.inertia_kgm2, float)))
 
 
 class OperationalSpaceController:
@@ -131,6 +138,9 @@ class OperationalSpaceController:
         self._wrench_d_task = self._targets.wrench_task
         self._has_motion_target = False
         self._stopped = False
+        self._contact_requested = False
+        # a measured contact force beyond this stops the controller (ContactForceExceeded), N^2
+        self._force_stop_sq = (CONTACT_FORCE_STOP_FACTOR * cfg.max_force_n) ** 2
         # ---- the stages of a cycle, chosen once (controller_stages.py) ----
         self._signals = CycleSignals(n, self._targets)
         self._integrator = VelocityIntegrator(n)
@@ -284,11 +294,14 @@ class OperationalSpaceController:
         self._xdd_d[:] = 0.0 if acceleration is None else acceleration
         self._has_motion_target = True
 
-    def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None) -> None:
+    def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None,
+                         start_contact: bool = False) -> None:
         """Desired contact wrench the tool applies at its tip, in tool-tip (task) axes.
 
         ``normal_force_n`` sets (0, 0, f, 0, 0, 0): pressing along tool z with zero moments
         (P2 polishing). Only the force-controlled axes of ``motion_axes`` are used.
+        ``start_contact``: in free motion, the next :meth:`step` begins the contact sequence
+        (:meth:`start_approach` at that step's time), so the force is regulated once in contact.
         Raises ValueError for NaN/inf or a force/moment above ``max_force_n``/``max_moment_nm``.
         """
         if wrench_task is None:
@@ -313,6 +326,7 @@ class OperationalSpaceController:
         targets.wrench_task_used[:] = targets.wrench_task
         targets.wrench_force_used[:] = targets.wrench_force
         self._force_law.target.reset()  # recompute the compliant-joint correction next cycle
+        self._contact_requested = start_contact and self.stages.stage is ContactStage.FREE
 
     @property
     def force_target_used(self) -> np.ndarray:
@@ -376,6 +390,14 @@ class OperationalSpaceController:
         sig.lam = self.singularity.operational_inertia(self.osm.lambda_inv, self.osm.J)
         self._wrench_source.measure(sig, wrench_base, current_a)
         normal_force = self._tip_wrench(sig)
+        if float(sig.w_tip[:3] @ sig.w_tip[:3]) > self._force_stop_sq:
+            raise ContactForceExceeded(
+                f"contact force {float(np.linalg.norm(sig.w_tip[:3])):.1f} N exceeds {CONTACT_FORCE_STOP_FACTOR:g} x "
+                f"max_force_n = {self.config.max_force_n:g} N: stop the arm. Approach slower, lower the force "
+                "target, or raise max_force_n if the tool and the part take it")
+        if self._contact_requested:
+            self._contact_requested = False
+            self.stages.start_approach(time_s)
         self._update_contact_stage(sig, normal_force, time_s)
         self._motion_law(sig, c.position_error_m, c.orientation_error_rad)
         c.force_error[:] = 0.0

@@ -27,6 +27,11 @@ import numpy as np
 __all__ = ["CommandRejected", "GuardedCommand", "LimitPolicy", "SafetyGuard", "SafetyLimits"]
 
 
+#: a measured joint speed above its limit by more than this factor stops torque commands (speed noise and a
+#: cycle's acceleration stay well inside it)
+OVERSPEED_TOLERANCE = 1.05
+
+
 class LimitPolicy(str, Enum):
     """What the guard does with a command beyond a limit."""
 
@@ -95,6 +100,7 @@ class _Bounds:
     velocity_rad_s: np.ndarray
     torque_nm: np.ndarray
     acceleration_rad_s2: float
+    overspeed_rad_s: np.ndarray
     upper_rad: np.ndarray
     lower_rad: np.ndarray
 
@@ -136,6 +142,7 @@ class SafetyGuard:
                 velocity_rad_s=limits.velocity_rad_s * (1 + 1e-9),
                 torque_nm=limits.torque_nm * (1 + 1e-9),
                 acceleration_rad_s2=float(np.min(limits.acceleration_rad_s2)),
+                overspeed_rad_s=limits.velocity_rad_s * OVERSPEED_TOLERANCE,
                 upper_rad=limits.position_upper_rad - self.position_margin_rad,
                 lower_rad=limits.position_lower_rad + self.position_margin_rad)
             self._derived_for = key
@@ -240,12 +247,21 @@ class SafetyGuard:
 
     def guard_torque(self, torque_nm: np.ndarray, *, q_rad: np.ndarray, qd_rad_s: np.ndarray) -> GuardedCommand:
         """Bound a joint-torque command; near a position limit, torque that drives a
-        joint further out is refused (the arm must stop instead)."""
+        joint further out is refused (the arm must stop instead), and so is any torque
+        while a joint moves faster than its velocity limit (x :data:`OVERSPEED_TOLERANCE`):
+        a torque command bounds no speed, so the measured one is checked, as a UR's
+        joint-speed safety limit does."""
         tau = self._check_finite(torque_nm, "torque")
         bounds = self._bounds()
         tau, clamped = self._bound(tau, self.limits.torque_nm, bounds.torque_nm, "torque", "Nm")
         q = np.asarray(q_rad, float)
         qd = np.asarray(qd_rad_s, float)
+        over = np.abs(qd) > bounds.overspeed_rad_s
+        if over.any():
+            j = int(np.flatnonzero(over)[0])
+            raise CommandRejected(f"joint {j} moves at {qd[j]:.3g} rad/s, beyond its velocity limit "
+                                  f"{bounds.velocity_rad_s[j]:.3g} rad/s: torque commands stopped (a controller "
+                                  "that lets the arm run away: check its model, tool and targets)")
         outside = (q > bounds.upper_rad) & (qd > 0)
         outside |= (q < bounds.lower_rad) & (qd < 0)
         if outside.any():

@@ -446,8 +446,9 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)
         parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}")
     if SCALE_OK[1] < scale < 3.5:  # a mounted tool is the commonest cause: named before the gains
-        parts.append(f"{'Or a' if parts else 'A'} payload at the flange raises the torques: identify and validate "
-                     "the arm without one (a run with the payload is for rdi payload)")
+        parts.append(f"{'Or a' if parts else 'A'} payload at the flange raises the torques: identify the arm "
+                     "without one (a run with the payload is for rdi payload; rdi validate --payload payload.yaml "
+                     "scores it with the payload added)")
     if source == "current" and gains is not None:
         g = np.asarray(gains, float)
         implied = ", ".join(f"joint {_joint(robot, j)}: {g[j] / result.gravity_coefficient[j]:.3g}"

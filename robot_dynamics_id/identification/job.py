@@ -40,9 +40,11 @@ import numpy as np
 from ..dynamics.drive import check_drive_gains, gain_spread_warnings
 from ..dynamics.friction import check_presliding_distances
 from ..io.model_file import DynamicModel
-from ..robots.model import RobotModel, load_robot
+from ..io.payload_file import load_payload_file, model_with_payload, payload_notes
+from ..robots.model import RobotModel, load_robot, same_robot
 from ..progress import ProgressCallback, scaled
 from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
+from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
 from .torque_source import (TORQUE_SOURCES, TorqueSignal, TorqueSourceError, motor_currents, select_torque,
@@ -218,6 +220,10 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                "mount_differs": scale.mount_differs,
                "fits_other_robot": scale.fits_other_robot,
                "doubtful_reason": scale.doubtful_reason}
+    if getattr(recording, "tcp_pose", None) is not None:  # the kinematics, which torques hardly show
+        pose_warnings, summary["tcp_pose"] = check_tcp_pose_fits_robot(robot, recording.q_rad, recording.tcp_pose,
+                                                                       robot_label=label, robot_fix=robot_fix)
+        warnings = [*warnings, *pose_warnings]
     return warnings, summary
 
 
@@ -473,15 +479,6 @@ def _report(progress: ProgressCallback | None, fraction: float, stage: str) -> N
         progress(fraction, stage)
 
 
-def same_robot(a: str, b: str) -> bool:
-    """Whether two robot names or URDF paths name the same robot (names case-insensitively, paths resolved)."""
-    a, b = str(a).strip(), str(b).strip()
-    if a.lower() == b.lower():
-        return True
-    pa, pb = Path(a).expanduser(), Path(b).expanduser()
-    return pa.exists() and pb.exists() and pa.resolve() == pb.resolve()
-
-
 def _validation_torque(model: DynamicModel, torque_source: str, gains_given) -> tuple[str, object, list[str]]:
     """(source, gains, notes) validate uses: the model's own record unless told otherwise."""
     record = model.provenance.get("identified_from") or {}
@@ -523,10 +520,12 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                  drive_gains_nm_per_a=None, robot: str | None = None, ur_driver_topics: bool = False,
                  read: ReadOptions | None = None, tool_frame: str | None = None, skip_robot_check: bool = False,
                  compare_ur_model: bool = False, moving_threshold_rad_s: float = MOVING_THRESHOLD_RAD_S,
-                 cutoff_hz: float | None = None, cancel: threading.Event | None = None) -> dict:
+                 cutoff_hz: float | None = None, payload: str | Path | None = None,
+                 cancel: threading.Event | None = None) -> dict:
     """Score a model on another recording; write metrics.json and predictions.csv (every sample, Nm).
 
     ``cutoff_hz``: low-pass of measurement and model inputs (default: metrics.scoring_cutoff_hz, 10 Hz).
+    ``payload``: ``rdi payload``'s payload.yaml, added to the model's last link (a run with it mounted).
     Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
     from .report import write_metrics, write_predictions
     from .validation import doubtful_fits, validate_recording
@@ -539,6 +538,10 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     if robot is not None and not same_robot(robot, model.robot):
         raise DataCheckError(f"--robot {robot} contradicts the model, which was identified for {model.robot}: drop "
                              f"--robot (the model's robot is used) or validate a model identified for {robot}")
+    payload_used = None
+    if payload is not None:
+        flange = load_payload_file(payload)
+        model, payload_used = model_with_payload(model, flange), flange
     rm = _load_robot(model.robot, tool_frame or record.get("tool_frame", "tool0"), model.gravity_m_s2)
     if model.n_joints != rm.n_joints:
         raise DataCheckError(f"the model has {model.n_joints} joints but its robot {model.robot} has {rm.n_joints}")
@@ -557,8 +560,10 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     trained = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
     cutoff = cutoff_hz if cutoff_hz is not None else scoring_cutoff_hz(1.0 / recording.sample_period_s,
                                                                        float(trained) if trained else None)
+    checked = rm if payload_used is None else rm.with_flange_payload(  # the nominal arm carrying the payload
+        payload_used.mass_kg, payload_used.com_m, payload_used.inertia_about_com_kgm2)
     check_warnings, checks = _checked_signal(  # checked as the training data were (the model's cut-off)
-        recording, rm, signal, float(trained) if trained else cutoff, label=f"the model's robot {model.robot}",
+        recording, checked, signal, float(trained) if trained else cutoff, label=f"the model's robot {model.robot}",
         robot_fix="validate a model identified for {robot}", skip_robot_check=skip_robot_check)
     _check_cancel(cancel)
     ur = _ur_model(recording, signal, gains) if compare_ur_model else None
@@ -566,6 +571,8 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                                 moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
     metrics = dict(result.metrics)
     problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + _mount_problems(checks, rm, "the data")
+    if payload_used is not None:
+        notes += payload_notes(payload_used, model_path)
     warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings,
                 *(gain_spread_warnings(gains, rm.joint_names) if drive_gains_nm_per_a is not None else [])]
     if result.prediction == "base parameters":
@@ -573,7 +580,8 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                         "identified base parameters")
     metrics.update(status="doubtful" if problems else "ok", problems=problems, warnings=warnings,
                    torque_source=signal.description, torque=signal.provenance(), data_checks=checks,
-                   model=str(Path(model_path).resolve()), data=str(Path(data_path).resolve()), out_dir=str(out))
+                   model=str(Path(model_path).resolve()), data=str(Path(data_path).resolve()), out_dir=str(out),
+                   payload=payload_used.describe() if payload_used is not None else None)
     with staged_output(out, command="validate") as stage:
         write_metrics(stage / "metrics.json", metrics)
         write_predictions(stage / "predictions.csv", result, recording.file_rows)

@@ -59,6 +59,10 @@ INERTIA_COMPONENTS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 _INERTIA_INDEX = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 
 
+#: a mass estimate below this many standard deviations is "nothing measurable is mounted" (an error)
+NOTHING_MOUNTED_STD = 3.0
+
+
 class PayloadIdentificationError(ValueError):
     """The data cannot give a payload estimate; the message names the reason and the fix."""
 
@@ -107,7 +111,12 @@ class PayloadEstimate:
                 f"\"{{{fields}}}\"")
 
     def to_dict(self) -> dict[str, Any]:
-        """The payload.yaml content (see the module docstring for the meaning of each entry)."""
+        """The payload.yaml content: the estimate and its std (tool0 frame, SI units); ``parameters``, the 10
+        tool-frame standard parameters (pinocchio order) and their std; ``inertia_determined`` (False: trust the
+        mass and CoM only, see the warnings); ``condition_number`` of the column-normalised weighted regressor;
+        ``residual_rms_nm`` per joint after the fit and ``payload_torque_rms_nm``, the payload's share of the
+        joint torque; ``samples_fitted``, the preprocessed samples the fit used (the recording decimated to the
+        filtered bandwidth, filter edges left out; ``provenance.recording_samples`` counts the recording's)."""
         def inertia(matrix: np.ndarray) -> dict[str, float]:
             return {name: float(matrix[i, j]) for name, (i, j) in zip(INERTIA_COMPONENTS, _INERTIA_INDEX)}
 
@@ -121,13 +130,14 @@ class PayloadEstimate:
             "inertia_about_com_kgm2": inertia(self.inertia_about_com_kgm2),
             "inertia_std_kgm2": {name: float(v) for name, v in zip(INERTIA_COMPONENTS, self.inertia_std_kgm2)},
             "physically_consistent": bool(self.physically_consistent),
+            "inertia_determined": bool(self.inertia_determined),
             "realisable_inertia_about_com_kgm2": inertia(self.realisable_inertia_kgm2),
             "parameters": {"names": list(PAYLOAD_PARAMETER_NAMES), "values": self.parameters.tolist(),
                            "std": self.parameters_std.tolist()},
             "condition_number": float(self.condition_number),
             "residual_rms_nm": self.residual_rms_nm.tolist(),
             "payload_torque_rms_nm": self.payload_torque_rms_nm.tolist(),
-            "samples": int(self.n_samples),
+            "samples_fitted": int(self.n_samples),
             "warnings": list(self.warnings),
             "set_payload": {"ur_rtde": self.ur_rtde_snippet(), "ur_ros2_driver": self.ur_driver_snippet(),
                             # not offered when the data did not determine the inertia (the warnings say so)
@@ -190,11 +200,12 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
     singular = np.linalg.svd(scaled, compute_uv=False)
     cond = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
     theta = estimate.parameters
-    if not theta[0] > 0:
+    if not theta[0] > NOTHING_MOUNTED_STD * estimate.std[0]:
+        # one rule for "nothing there", whatever the motion: a mass the noise could make from zero
         raise PayloadIdentificationError(
-            f"the estimated payload mass is {theta[0]:.4f} kg (std {estimate.std[0]:.4f}): nothing measurable is "
-            "mounted, or the arm model does not match this arm (identify it again without the payload, with the "
-            "same torque source)")
+            f"the estimated payload mass is {theta[0]:.4f} kg (std {estimate.std[0]:.4f}), not "
+            f"{NOTHING_MOUNTED_STD:g} std above zero: nothing measurable is mounted, or the arm model does not match "
+            "this arm (identify it again without the payload, with the same torque source)")
     mass, com, inertia = payload_inertials(theta)
     covariance = _derived_covariance(theta, estimate.covariance)
     std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
@@ -248,7 +259,8 @@ def identify_payload(recording: Any, arm_model: DynamicModel, robot: RobotModel 
     if cutoff:
         options = replace(options, preprocessing=replace(options.preprocessing, cutoff_hz=float(cutoff)))
     data = prepare(recording, rm, options)
-    extra = {**(provenance or {}), "cutoff_hz": data.cutoff_hz}
+    extra = {**(provenance or {}), "cutoff_hz": round(float(data.cutoff_hz), 4), "recording_samples":
+             int(np.asarray(recording["time_s"] if isinstance(recording, dict) else recording.time_s).shape[0])}
     arm = predict_preprocessed(arm_model, data, robot=rm)
     estimate = estimate_payload(rm, data, arm_torque_nm=arm, inertia_std_warning_kgm2=inertia_std_warning_kgm2,
                                 provenance=extra)

@@ -24,9 +24,9 @@ import numpy as np
 import yaml
 
 from ..io.model_file import DynamicModel, plain_for_yaml
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from .data_checks import check_joint_count
-from .job import JobCancelled, ReadOptions, same_robot
+from .job import JobCancelled, ReadOptions
 from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
 from .torque_source import select_torque
 

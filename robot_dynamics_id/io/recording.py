@@ -20,6 +20,8 @@ Fields, units, and their source in a bag (package default topics) / an RTDE CSV:
   gravity, so it is never used as the joint torque (identification/torque_source.py)
 - ``tcp_wrench`` [N, Nm], [Fx Fy Fz Mx My Mz]: /force_torque_sensor_broadcaster/wrench
   (in the message's frame) / ``actual_TCP_force_0..5`` (base frame)
+- ``tcp_pose`` [m, rad], [x y z rx ry rz] (rotation vector), the controller's base frame: (none) /
+  ``actual_TCP_pose_0..5`` (the TCP offset set on the pendant included)
 - ``velocity_command_rad_s`` [rad/s]: /forward_velocity_controller/commands / (none)
 - ``effort_command_nm`` [Nm]: /forward_effort_controller/commands / (none)
 
@@ -35,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["JOINT_SIGNALS", "FileRows", "Recording", "RecordingSource"]
+__all__ = ["CARTESIAN_SIGNALS", "JOINT_SIGNALS", "FileRows", "Recording", "RecordingSource"]
 
 #: Per-joint (N, n) signals of a :class:`Recording`, besides q and qd.
 JOINT_SIGNALS: tuple[str, ...] = (
@@ -47,6 +49,9 @@ JOINT_SIGNALS: tuple[str, ...] = (
     "velocity_command_rad_s",
     "effort_command_nm",
 )
+
+#: Six-axis (N, 6) signals of a :class:`Recording`: the TCP wrench and pose.
+CARTESIAN_SIGNALS: tuple[str, ...] = ("tcp_wrench", "tcp_pose")
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,8 @@ class Recording:
     current_as_torque_nm: np.ndarray | None = None
     #: [Fx, Fy, Fz, Mx, My, Mz] in N and Nm, (N, 6)
     tcp_wrench: np.ndarray | None = None
+    #: [x, y, z, rx, ry, rz] in m and rad (rotation vector), the controller's base frame, (N, 6)
+    tcp_pose: np.ndarray | None = None
     #: commanded joint velocities, rad/s, (N, n); NaN before the first command
     velocity_command_rad_s: np.ndarray | None = None
     #: commanded joint torques, Nm, (N, n); NaN before the first command
@@ -133,16 +140,16 @@ class Recording:
             raise ValueError(f"Recording.time_s must be 1-D, got shape {t.shape}")
         object.__setattr__(self, "time_s", t)
         n_samples = t.shape[0]
-        for name in ("q_rad", "qd_rad_s", *JOINT_SIGNALS, "tcp_wrench"):
+        for name in ("q_rad", "qd_rad_s", *JOINT_SIGNALS, *CARTESIAN_SIGNALS):
             value = getattr(self, name)
             if value is None:
                 continue
             arr = np.asarray(value, dtype=float)
-            width = 6 if name == "tcp_wrench" else n
+            width = 6 if name in CARTESIAN_SIGNALS else n
             if arr.shape != (n_samples, width):
                 raise ValueError(
                     f"Recording.{name} has shape {arr.shape}, expected ({n_samples}, {width}) "
-                    f"(one row per time_s sample, one column per {'wrench axis' if name == 'tcp_wrench' else 'joint'})"
+                    f"(one row per time_s sample, one column per {'axis' if name in CARTESIAN_SIGNALS else 'joint'})"
                 )
             object.__setattr__(self, name, arr)
         if n_samples > 1 and not np.all(np.diff(t) > 0):
@@ -174,7 +181,7 @@ class Recording:
 
     def available(self) -> tuple[str, ...]:
         """Names of the optional signals present."""
-        return tuple(name for name in (*JOINT_SIGNALS, "tcp_wrench") if getattr(self, name) is not None)
+        return tuple(name for name in (*JOINT_SIGNALS, *CARTESIAN_SIGNALS) if getattr(self, name) is not None)
 
     def select(self, index: np.ndarray | slice) -> Recording:
         """A recording holding only the samples ``index`` selects (a slice, mask or index array)."""

@@ -6,17 +6,26 @@ README read the table through :mod:`robot_dynamics_id.nodes.osc_controller`, whi
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..control.controller_config import Payload
 from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import UrInterfaceConfig
-from ..parameters import ParameterError, ParameterSpec, check_choice
+from ..io.payload_file import PayloadFileError, load_payload_file
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ..robots.description import ROBOT_NAMES, get_robot
+from ..robots.model import robot_key, same_robot
 
-__all__ = ["AXES", "OSC_CONTROLLER_PARAMETERS", "direct_robot_config"]
+__all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "direct_robot_config",
+           "polishing_settings", "tool_payload"]
 
 OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot", "string", "ur3", "robot (kinematics): ur3, ur3e, ur5e, ur10e or a URDF path"),
     ParameterSpec("model_file", "string", "",
                   "identified model (rdi identify .../model.yaml); empty: the nominal model"),
-    ParameterSpec("rate_hz", "double", 500.0, "control rate: 500 (e-Series torque) or 125 (CB3 velocity)", "Hz"),
+    ParameterSpec("rate_hz", "double", 500.0,
+                  "control rate with robot_connection topics: 500 (e-Series torque) or 125 (CB3 velocity); direct "
+                  "runs once per robot cycle (ur_interface rate_hz of robot_config_files)", "Hz"),
     ParameterSpec("output_mode", "string", "torque", "torque (direct_torque, e-Series) or velocity (speedJ, CB3)"),
     ParameterSpec("robot_adds_gravity", "bool", True,
                   "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
@@ -31,6 +40,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "motion-controlled axes of the tool-tip frame; the others are force-controlled (P2: x y rz)"),
     ParameterSpec("contact_threshold_n", "double", 10.0, "normal force that ends the approach (P2 eq. 10)", "N"),
     ParameterSpec("max_force_n", "double", 60.0, "force targets above this are refused", "N"),
+    ParameterSpec("payload_file", "string", "",
+                  "the tool as identified by rdi payload (payload.yaml: mass, CoM and, when determined, inertia in "
+                  "tool0); when set it replaces tool_mass_kg and tool_com_m"),
     ParameterSpec("tool_mass_kg", "double", 0.35, "tool mass (UR 'set payload')", "kg"),
     ParameterSpec("tool_com_m", "double_array", [0.0, 0.0, 0.0571], "tool centre of mass in tool0 coordinates", "m"),
     ParameterSpec("tool_tip_offset_m", "double_array", [0.0, 0.0, 0.11],
@@ -70,6 +82,69 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
 ) + UR_INTERFACE_COLLISION_PARAMETERS  # the collision observer in the robot loop (direct connection)
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
+
+
+#: farthest a tool's CoM or tip may lie from the flange, m: far beyond any real tool, so a value in mm (57.1 for
+#: 0.0571) is caught before it reaches the model (a 57 m lever arm swings the arm at speed)
+MAX_TOOL_OFFSET_M = 1.0
+
+
+def check_tool_offset(name: str, values) -> tuple[float, float, float]:
+    """A tool-frame point (m), refused beyond :data:`MAX_TOOL_OFFSET_M` from the flange."""
+    v = tuple(check_vector(name, values, 3))
+    if float(np.linalg.norm(v)) > MAX_TOOL_OFFSET_M:
+        raise ParameterError(f"parameter {name!r} = {list(v)} lies {np.linalg.norm(v):.3g} m from the flange "
+                             f"(more than {MAX_TOOL_OFFSET_M:g} m): give it in metres (57 mm is 0.057)")
+    return v
+
+
+def _check_tool_mass(name: str, mass_kg: float, robot: str) -> float:
+    rated = get_robot(robot).payload_kg if robot_key(robot) in ROBOT_NAMES else None
+    if rated is not None and mass_kg > rated:
+        raise ParameterError(f"parameter {name!r}: a tool of {mass_kg:g} kg exceeds the {robot}'s rated payload "
+                             f"{rated:g} kg: give the mass in kg (350 g is 0.35)")
+    return mass_kg
+
+
+def tool_payload(p: dict, robot: str) -> tuple[Payload, str]:
+    """The tool the controller's model carries (``payload_file``, else ``tool_mass_kg``/``tool_com_m``) and a
+    line saying which, for the log. A mass above the robot's rated payload or a CoM more than
+    :data:`MAX_TOOL_OFFSET_M` from the flange is refused (a unit slip)."""
+    if not p["payload_file"]:
+        mass = _check_tool_mass("tool_mass_kg", check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True),
+                                robot)
+        com = check_tool_offset("tool_com_m", p["tool_com_m"])
+        return Payload(mass_kg=mass, com_m=com), f"tool: {mass:g} kg at {list(com)} m (tool_mass_kg, tool_com_m)"
+    try:
+        flange = load_payload_file(p["payload_file"])
+    except PayloadFileError as exc:
+        raise ParameterError(f"parameter 'payload_file': {exc}") from None
+    if flange.robot is not None and not same_robot(flange.robot, robot):
+        raise ParameterError(f"parameter 'payload_file': {flange.source} was identified on {flange.robot}, the "
+                             f"controller's model is of {robot}: identify the payload with this arm's model")
+    if flange.frame != "tool0":
+        raise ParameterError(f"parameter 'payload_file': the payload is given in {flange.frame!r}; the controller "
+                             "takes it in tool0")
+    _check_tool_mass("payload_file", flange.mass_kg, robot)
+    check_tool_offset("payload_file", flange.com_m)
+    notes = "; ".join(flange.doubtful)
+    return (Payload(mass_kg=flange.mass_kg, com_m=tuple(flange.com_m),
+                    inertia_kgm2=tuple(map(tuple, flange.inertia_about_com_kgm2))),
+            f"tool from {flange.source}: {flange.mass_kg:.3f} kg at {np.round(flange.com_m, 4).tolist()} m, "
+            f"inertia {'identified' if flange.inertia_used else 'not determined: a point mass'}"
+            + (f" (DOUBTFUL: {notes})" if notes else ""))
+
+
+def polishing_settings(p: dict, max_force_n: float) -> tuple[dict, float]:
+    """(PolishingTask keywords without the start pose, force target N) of the polishing task, checked before the
+    robot is opened: a force target above ``max_force_n`` is refused here, not once the arm is moving."""
+    force = check_positive("polishing_force_n", p["polishing_force_n"])
+    if force > max_force_n:
+        raise ParameterError(f"parameter 'polishing_force_n' = {force:g} N exceeds max_force_n = {max_force_n:g} N: "
+                             "lower the force or raise max_force_n")
+    return {"expected_surface_z_m": float(p["polishing_surface_z_m"]),
+            "amplitude_m": check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
+            "period_s": check_positive("polishing_period_s", p["polishing_period_s"])}, force
 
 
 def direct_robot_config(p: dict) -> UrInterfaceConfig:

@@ -65,7 +65,8 @@ from ..robot_state import RobotState
 from ..robots.model import same_robot
 from ._diagnostic_rules import controller_report, robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
-from ._osc_parameters import AXES, OSC_CONTROLLER_PARAMETERS, direct_robot_config
+from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, direct_robot_config,
+                              polishing_settings, tool_payload)
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
@@ -83,7 +84,7 @@ class OscControllerNode(Node):
         super().__init__("osc_controller")
         p = declare_parameters(self, OSC_CONTROLLER_PARAMETERS)
         from ..control.controller import OperationalSpaceController
-        from ..control.controller_config import ControllerConfig, Payload
+        from ..control.controller_config import ControllerConfig
         from ..io.model_file import DynamicModel, ModelFileError
 
         try:
@@ -110,9 +111,8 @@ class OscControllerNode(Node):
         unknown = [a for a in axes if a not in AXES]
         if unknown:
             raise ParameterError(f"parameter 'motion_axes': {unknown} unknown; use names from {list(AXES)}")
-        tip = check_vector("tool_tip_offset_m", p["tool_tip_offset_m"], 3)
-        mass = check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True)
-        com = check_vector("tool_com_m", p["tool_com_m"], 3)
+        tip = check_tool_offset("tool_tip_offset_m", p["tool_tip_offset_m"])
+        payload, payload_line = tool_payload(p, model.robot)
         self.task_kind = check_choice("task", p["task"], ("external", "polishing"))
         if p["collision_model_file"] and self.task_kind == "polishing":
             # the observer sees the tool's intended contact as an external torque like any other
@@ -131,7 +131,7 @@ class OscControllerNode(Node):
                 motion_axes=tuple(a in axes for a in AXES),
                 contact_threshold_n=check_positive("contact_threshold_n", p["contact_threshold_n"]),
                 max_force_n=check_positive("max_force_n", p["max_force_n"]),
-                payload=Payload(mass_kg=mass, com_m=tuple(com)),
+                payload=payload,
                 tool_tip_offset_m=tuple(tip),
                 friction_compensation=bool(p["friction_compensation"]),
                 flexible_compensation=bool(p["flexible_compensation"]),
@@ -143,6 +143,7 @@ class OscControllerNode(Node):
                                                              p["flexible_compensation_rate_hz"], upper=500.0),
             )
             self.controller = OperationalSpaceController(model, config=config)
+            self._polishing = polishing_settings(p, config.max_force_n) if self.task_kind == "polishing" else None
         except ValueError as exc:
             raise ParameterError(f"controller configuration: {exc}") from None
         self.output_mode = config.output_mode.value
@@ -211,7 +212,8 @@ class OscControllerNode(Node):
         self.get_logger().info(
             f"osc_controller: {'identified model ' + p['model_file'] if p['model_file'] else 'nominal model'}, "
             f"{self.output_mode} output at {self.rate_hz:.0f} Hz to the {where}, force from "
-            f"{config.force_source.value}, singularity {config.singularity_method.value}, task {self.task_kind}")
+            f"{config.force_source.value}, singularity {config.singularity_method.value}, task {self.task_kind}; "
+            + payload_line)
 
     def _add_diagnostics(self) -> None:
         robot = self.robot_config
@@ -308,7 +310,7 @@ class OscControllerNode(Node):
         w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
         try:
             with self._lock:
-                self.controller.set_force_target(wrench_task=w)
+                self.controller.set_force_target(wrench_task=w, start_contact=bool(np.any(w[:3])))
         except ValueError as exc:
             self.get_logger().error(f"target_wrench refused: {exc}")
             self._stage_events.append(f"target refused: {exc}")
@@ -333,15 +335,11 @@ class OscControllerNode(Node):
         rotation = ctl.osm.rotation.copy()
         ctl.set_motion_target(start, rotation)
         ctl.reset_velocity_integrator(qd)
-        if self.task_kind == "polishing":
-            p = self._p
-            self._task = PolishingTask(
-                start_position_m=start, start_rotation=rotation,
-                tip_offset_base_m=ctl.osm.tip_position_m - ctl.osm.position_m,
-                expected_surface_z_m=float(p["polishing_surface_z_m"]),
-                amplitude_m=check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
-                period_s=check_positive("polishing_period_s", p["polishing_period_s"]))
-            ctl.set_force_target(check_positive("polishing_force_n", p["polishing_force_n"]))
+        if self._polishing is not None:
+            settings, force_n = self._polishing
+            self._task = PolishingTask(start_position_m=start, start_rotation=rotation,
+                                       tip_offset_base_m=ctl.osm.tip_position_m - ctl.osm.position_m, **settings)
+            ctl.set_force_target(force_n)
             ctl.start_approach(t)
         else:
             ctl.enter_free_motion()

@@ -15,8 +15,8 @@ import pinocchio as pin
 from .description import ROBOT_NAMES, RobotDescription, get_robot
 from .urdf import urdf_from_description
 
-__all__ = ["STANDARD_GRAVITY_M_S2", "RobotModel", "check_gravity", "gravity_from_text", "load_robot",
-           "model_from_description", "robot_key", "same_robot"]
+__all__ = ["STANDARD_GRAVITY_M_S2", "RobotModel", "add_body_at_frame", "check_gravity", "gravity_from_text",
+           "load_robot", "model_from_description", "robot_key", "same_robot"]
 
 #: Acceleration limit used when a URDF carries none (URDF has no field for it), rad/s².
 DEFAULT_ACCELERATION_LIMIT_RAD_S2 = 10.0
@@ -92,6 +92,24 @@ class RobotModel:
         model = self.model.copy()
         model.gravity.linear = check_gravity(gravity_m_s2)
         return replace(self, model=model)
+
+    def with_flange_payload(self, mass_kg: float, com_m, inertia_about_com_kgm2=None) -> RobotModel:
+        """A copy (new pinocchio model) whose tool frame carries a rigid payload: mass (kg), CoM (m) and
+        inertia about it (kg m^2, default a point mass), in the tool frame."""
+        model = self.model.copy()
+        inertia = np.zeros((3, 3)) if inertia_about_com_kgm2 is None else np.asarray(inertia_about_com_kgm2, float)
+        add_body_at_frame(model, self.tool_frame_id, pin.Inertia(float(mass_kg), np.asarray(com_m, float), inertia))
+        return replace(self, model=model)
+
+    def tool_poses(self, q_rad) -> tuple[np.ndarray, np.ndarray]:
+        """Rotation (N, 3, 3) and position (N, 3; m) of the tool frame in the base frame at each q (N, n)."""
+        q = np.atleast_2d(np.asarray(q_rad, float))
+        data, frame = self.model.createData(), self.tool_frame_id
+        rotations, positions = np.empty((q.shape[0], 3, 3)), np.empty((q.shape[0], 3))
+        for k, qk in enumerate(q):
+            pin.framesForwardKinematics(self.model, data, qk)
+            rotations[k], positions[k] = data.oMf[frame].rotation, data.oMf[frame].translation
+        return rotations, positions
 
     @property
     def tool_frame_id(self) -> int:
@@ -178,6 +196,12 @@ def load_robot(robot: str | RobotDescription, *, tool_frame: str = "tool0", tf_p
         rm.model.gravity.linear = np.asarray(STANDARD_GRAVITY_M_S2, float)
         return rm
     return rm.with_gravity(gravity_m_s2)
+
+
+def add_body_at_frame(model: pin.Model, frame_id: int, inertia: pin.Inertia) -> None:
+    """Add a rigid body (``inertia`` in the frame's coordinates) to the link the frame is fixed to, in place."""
+    frame = model.frames[frame_id]
+    model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(inertia)
 
 
 def robot_key(robot: str) -> str:

@@ -458,14 +458,22 @@ def _current_as_torque(robot: str, q_rad: np.ndarray, current_a: np.ndarray, pay
 
     believed = controller_model(robot)
     rm = believed.robot_model()
-    model = rm.model
     if payload_kg > 0:
-        frame = model.frames[rm.tool_frame_id]
-        point = pin.Inertia(payload_kg, np.asarray(payload_com_m, float), np.zeros((3, 3)))
-        model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(point)
+        rm = rm.with_flange_payload(payload_kg, payload_com_m)
+    model = rm.model
     data = model.createData()
     gravity = np.array([pin.computeGeneralizedGravity(model, data, q) for q in q_rad])
     return torque_from_current(current_a, believed.drive_gains_nm_per_a) - gravity
+
+
+def _tcp_pose(robot: str, q_rad: np.ndarray) -> np.ndarray:
+    """RTDE's ``actual_TCP_pose`` (no TCP offset): the flange pose, position and rotation vector, base frame."""
+    from scipy.spatial.transform import Rotation
+
+    from .truth import controller_model
+
+    rotations, positions = controller_model(robot).kinematics().tool_poses(q_rad)
+    return np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
 
 
 def _recording(states, joint_names, gains: np.ndarray, command_rad_s: np.ndarray, command_time_s: np.ndarray,
@@ -494,6 +502,7 @@ def _recording(states, joint_names, gains: np.ndarray, command_rad_s: np.ndarray
         effort_nm=torque_from_current(current, gains),
         current_as_torque_nm=_current_as_torque(robot, q, current, payload_kg, np.asarray(payload_com_m, float)),
         tcp_wrench=np.array([s.tcp_wrench_base for s in states]),
+        tcp_pose=_tcp_pose(robot, q),
         velocity_command_rad_s=held,
         source=RecordingSource(f"simulated {robot}", "simulated",
                                {"current_a": "SimulatedUR actual_current",

@@ -269,6 +269,28 @@ def test_a_neighbouring_ur_that_fits_the_data_makes_the_result_doubtful(data, tm
         capsys.readouterr().err
 
 
+def test_a_ur3e_recording_identified_as_a_ur3_is_named_by_its_tcp_pose(tmp_path, capsys):
+    """The torques fit either twin; the ur_rtde CSV's actual_TCP_pose does not (d4 differs by 18.7 mm)."""
+    from dataclasses import replace
+
+    from scipy.spatial.transform import Rotation
+
+    from robot_dynamics_id.io.ur_csv import read_ur_csv
+    from robot_dynamics_id.robots.model import load_robot
+
+    recording = synthetic_ur_recording(perturbed_truth("ur3e", seed=23, relative=0.1), UR3_GAINS, duration_s=12.0,
+                                       seed=4, torque_noise_nm=0.02)
+    rotations, positions = load_robot("ur3e").tool_poses(recording.q_rad)
+    pose = np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
+    csv = write_ur_csv(tmp_path / "ur3e.csv", replace(recording, tcp_pose=pose))
+    np.testing.assert_allclose(read_ur_csv(csv).tcp_pose, pose, atol=2e-6)  # actual_TCP_pose_0..5, 6 decimals
+    assert _identify(csv, tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0  # joint space: unharmed
+    err = capsys.readouterr().err
+    assert "The recorded TCP pose does not fit --robot ur3's kinematics" in err and "pass --robot ur3e" in err
+    checks = _metrics(tmp_path / "m")["data_checks"]["tcp_pose"]
+    assert checks["fits_other_robot"] == "ur3e" and checks["other_robots_residual_rms_mm"]["ur3e"] < 0.01
+
+
 def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):
     from robot_dynamics_id.robots.model import load_robot
 

@@ -59,6 +59,22 @@ def test_plan_simulate_and_identify_a_payload_from_a_bag(tmp_path, capsys):
                  "--drive-gains", "10,10,8,6,6,6"]) == 1
     assert "differ from the gains the arm model was identified with" in capsys.readouterr().err
 
+    # The arm model with the identified payload predicts the run with it mounted; without it the data check
+    # refuses (the torques do not fit the bare arm) and, let through, the wrist fits drop.
+    assert main(["validate", "--model", str(arm), "--data", str(bag), "--out", str(tmp_path / "v_pay"),
+                 "--payload", str(out)]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert f"payload: {data['mass_kg']:.3f} kg" in printed and "moving-sample RRE per joint (%): not moving" in printed
+    with_payload = yaml.safe_load((tmp_path / "v_pay" / "metrics.json").read_text())
+    assert with_payload["payload"]["file"] == str(out) and min(with_payload["fit_percent"][3:]) > 90
+    assert main(["validate", "--model", str(arm), "--data", str(bag), "--out", str(tmp_path / "v_bare")]) == 1
+    assert "The torques do not fit the model's robot ur3" in capsys.readouterr().err
+    assert main(["validate", "--model", str(arm), "--data", str(bag), "--out", str(tmp_path / "v_bare"),
+                 "--skip-robot-check"]) in (0, 3)
+    capsys.readouterr()
+    bare = yaml.safe_load((tmp_path / "v_bare" / "metrics.json").read_text())
+    assert max(bare["fit_percent"][3:]) < min(with_payload["fit_percent"][3:]) - 20
+
 
 def test_doubtful_estimate_exits_3_and_still_writes_the_file(tmp_path, capsys):
     """Two seconds of small, slow wrist motion drowned in current noise: mass and CoM are not determined."""

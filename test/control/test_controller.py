@@ -7,7 +7,7 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics_id.control.contact import ContactStage
-from robot_dynamics_id.control.controller import OperationalSpaceController
+from robot_dynamics_id.control.controller import ContactForceExceeded, OperationalSpaceController
 from robot_dynamics_id.control.controller_config import ControllerConfig, OutputMode, Payload
 from robot_dynamics_id.io.model_file import DynamicModel
 
@@ -104,6 +104,31 @@ def test_contact_stages_are_reported_through_step(model):
     # force error along tool z (task axes) is f_d - f = 10 - 5
     assert cmd.force_error[2] == pytest.approx(5.0, abs=1e-9)
     assert [e.to_stage for e in ctl.events] == [ContactStage.APPROACH, ContactStage.IMPACT, ContactStage.HYBRID]
+
+
+def test_a_force_target_in_free_motion_starts_the_contact_sequence(model):
+    """The external task: a wrench target alone begins the approach at the next step (else the force would never
+    be regulated)."""
+    ctl = _controller(model)
+    ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    ctl.set_force_target(wrench_task=[0, 0, 0, 0, 0, 0], start_contact=False)
+    assert ctl.step(Q, np.zeros(6), 0.002, wrench_base=np.zeros(6)).stage is ContactStage.FREE
+    ctl.set_force_target(wrench_task=[0, 0, 8.0, 0, 0, 0], start_contact=True)
+    cmd = ctl.step(Q, np.zeros(6), 0.004, wrench_base=np.zeros(6))
+    assert cmd.stage is ContactStage.APPROACH and ctl.events[-1].time_s == 0.004
+
+
+def test_a_contact_force_beyond_the_stop_limit_stops_the_law(model):
+    """Targets are bounded by max_force_n; a measured force past 1.25 x max_force_n (a contact the law does not
+    regulate) raises, and the node stops the arm on it."""
+    ctl = _controller(model, max_force_n=40.0)
+    ctl.set_motion_target(ctl.osm.position_m, ctl.osm.rotation)
+    ctl.enter_free_motion()
+    z = ctl.osm.rotation[:, 2]
+    ctl.step(Q, np.zeros(6), 0.002, wrench_base=np.r_[-49.0 * z, 0, 0, 0])  # 49 N: within 1.25 x 40
+    with pytest.raises(ContactForceExceeded, match=r"contact force 51.0 N exceeds 1.25 x max_force_n = 40 N"):
+        ctl.step(Q, np.zeros(6), 0.004, wrench_base=np.r_[-51.0 * z, 0, 0, 0])
 
 
 def test_sensorless_mode_needs_drive_gains_in_the_model(model):

@@ -81,3 +81,14 @@ def test_limits_replaced_on_a_running_guard_apply_to_the_next_command():
     q = np.full(6, 2.9)
     guard.position_margin_rad = 0.05
     np.testing.assert_allclose(guard.guard_velocity([0.5] * 6, q_rad=q).values, np.sqrt(2 * 2.0 * 0.05))
+
+
+def test_torque_is_refused_while_a_joint_runs_faster_than_its_limit():
+    """A torque command bounds no speed: the measured one is checked (UR's joint-speed safety limit)."""
+    guard = SafetyGuard(limits=limits())
+    qd = np.zeros(6)
+    qd[4] = 1.04  # within the 5 % allowance of the 1 rad/s limit
+    guard.guard_torque(np.ones(6), q_rad=np.zeros(6), qd_rad_s=qd)
+    qd[4] = -1.06
+    with pytest.raises(CommandRejected, match=r"joint 4 moves at -1.06 rad/s, beyond its velocity limit 1 rad/s"):
+        guard.guard_torque(np.zeros(6), q_rad=np.zeros(6), qd_rad_s=qd)

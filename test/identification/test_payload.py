@@ -154,3 +154,18 @@ def test_torque_source_rule():
     with pytest.raises(PayloadIdentificationError, match="target moment is the controller's model torque"):
         _torque_source(from_currents, "target_moment")
     assert arm_torque_source(model) is None and _torque_source(model, "auto") == "auto"
+
+
+def test_a_mass_the_noise_could_make_from_zero_is_nothing_mounted(wrist_motion):
+    """One rule for "nothing there": an estimate within 3 std of zero is refused, a positive one too."""
+    robot, trajectory = wrist_motion
+    truth = perturbed_truth("ur3", seed=3)
+    q, qd, qdd = trajectory.position_rad, trajectory.velocity_rad_s, trajectory.acceleration_rad_s2
+    tau = inverse_dynamics(truth, q, qd, qdd) + np.random.default_rng(0).normal(scale=0.3, size=q.shape)
+    data = {"time_s": trajectory.time_s, "q_rad": q, "qd_rad_s": qd, "effort_nm": tau}
+    # this noise makes +1.2 g (std 0.55 g): positive, but not 3 std above zero
+    with pytest.raises(PayloadIdentificationError, match=r"payload mass is 0\.001\d kg .*not 3 std above zero"):
+        identify_payload(data, truth, robot)
+    # 4 g with the same noise is 7 std above zero: measured
+    tau_4g = tau + (payload_regressor(robot, q, qd, qdd) @ payload_parameters(0.004, (0.0, 0.0, 0.05))).reshape(-1, 6)
+    assert identify_payload({**data, "effort_nm": tau_4g}, truth, robot).mass_kg == pytest.approx(0.004, abs=0.0015)

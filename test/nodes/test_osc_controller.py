@@ -165,6 +165,8 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
     # the collision observer: a model that is not there; a contact task it would take for a collision
     (["collision_model_file:=/nonexistent/model.yaml"], ("collision_model_file", "does not exist")),
     (["collision_model_file:=/nonexistent/model.yaml", "task:=polishing"], ("collision_model_file", "polishing")),
+    # the tool from rdi payload: a file that is not there
+    (["payload_file:=/nonexistent/payload.yaml"], ("payload_file", "does not exist; write one with `rdi payload")),
 ])
 def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,

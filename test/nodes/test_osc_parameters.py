@@ -1,0 +1,66 @@
+"""osc_controller's tool: from rdi payload's payload.yaml or from tool_mass_kg/tool_com_m."""
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynamics_id.nodes._osc_parameters import polishing_settings, tool_payload
+from robot_dynamics_id.parameters import ParameterError
+
+INERTIA = {"ixx": 3e-3, "iyy": 2.5e-3, "izz": 2e-3, "ixy": 2e-4, "ixz": -1e-4, "iyz": 3e-4}
+
+
+def _payload_file(path, *, robot="ur3", determined=True):
+    path.write_text(yaml.safe_dump({
+        "schema": "robot_dynamics_id/payload/1", "frame": "tool0", "mass_kg": 1.3, "com_m": [0.02, -0.01, 0.05],
+        "inertia_determined": determined, "realisable_inertia_about_com_kgm2": INERTIA, "warnings": [],
+        "provenance": {"robot": robot}}))
+    return str(path)
+
+
+def _params(**changes):
+    return {"payload_file": "", "tool_mass_kg": 0.35, "tool_com_m": [0.0, 0.0, 0.0571], **changes}
+
+
+def test_without_a_file_the_tool_parameters_are_used():
+    payload, line = tool_payload(_params(), "ur3")
+    assert payload.mass_kg == 0.35 and payload.com_m == (0.0, 0.0, 0.0571)
+    assert "tool_mass_kg" in line
+
+
+def test_the_file_replaces_the_tool_parameters_with_its_inertia(tmp_path):
+    payload, line = tool_payload(_params(payload_file=_payload_file(tmp_path / "p.yaml")), "ur3")
+    assert payload.mass_kg == 1.3 and payload.com_m == pytest.approx((0.02, -0.01, 0.05))
+    assert np.asarray(payload.inertia_kgm2)[0, 1] == pytest.approx(2e-4) and "inertia identified" in line
+    payload, line = tool_payload(_params(payload_file=_payload_file(tmp_path / "q.yaml", determined=False)), "ur3")
+    assert not np.any(payload.inertia_kgm2) and "a point mass" in line
+
+
+@pytest.mark.parametrize("robot, file_robot, message", [
+    ("ur3", "ur5e", "identified on ur5e, the controller's model is of ur3"),
+    ("ur3", None, "does not exist"),
+])
+def test_a_payload_that_does_not_belong_is_refused(tmp_path, robot, file_robot, message):
+    path = _payload_file(tmp_path / "p.yaml", robot=file_robot) if file_robot else str(tmp_path / "none.yaml")
+    with pytest.raises(ParameterError, match=f"parameter 'payload_file': .*{message}"):
+        tool_payload(_params(payload_file=path), robot)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"tool_mass_kg": 350.0}, r"'tool_mass_kg': a tool of 350 kg exceeds the ur3's rated payload 3 kg"),
+    ({"tool_com_m": [0.0, 0.0, 57.1]}, r"'tool_com_m' = \[0.0, 0.0, 57.1\] lies 57.1 m from the flange"),
+])
+def test_a_tool_in_the_wrong_unit_is_refused(changes, message):
+    """Grams for kg or mm for m swung the simulated arm at 25-32 rad/s before these checks."""
+    with pytest.raises(ParameterError, match=message):
+        tool_payload(_params(**changes), "ur3")
+    tool_payload(_params(tool_mass_kg=3.0), "ur3")  # the rated payload itself is fine
+
+
+def test_polishing_force_above_max_force_is_refused_before_the_robot_opens():
+    p = {"polishing_force_n": 80.0, "polishing_surface_z_m": 0.005, "polishing_amplitude_m": 0.08,
+         "polishing_period_s": 5.0}
+    with pytest.raises(ParameterError, match="'polishing_force_n' = 80 N exceeds max_force_n = 60 N"):
+        polishing_settings(p, 60.0)
+    settings, force = polishing_settings({**p, "polishing_force_n": 10.0}, 60.0)
+    assert force == 10.0 and settings == {"expected_surface_z_m": 0.005, "amplitude_m": 0.08, "period_s": 5.0}
