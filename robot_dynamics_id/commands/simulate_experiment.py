@@ -97,12 +97,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def _check_new(path: str | None, option: str) -> Path | None:
+def _check_new(path: str | None, option: str, what: str = "a bag") -> Path | None:
     if path is None:
         return None
     p = Path(path)
     if p.exists():
-        raise ValueError(f"{option} {p} exists already; a bag is never overwritten: choose a new path")
+        raise ValueError(f"{option} {p} exists already; {what} is never overwritten: choose a new path")
     return p
 
 
@@ -141,6 +141,8 @@ def _validate(args: argparse.Namespace):
     out = _check_new(args.out, "--out")
     if Path(args.truth_out).is_dir():
         raise ValueError(f"--truth-out {args.truth_out} is a directory; give a file name such as truth.yaml")
+    _check_new(args.truth_out, "--truth-out", "a recorded run's true model")
+    _check_new(args.csv, "--csv", "a recording")
     known = args.known_payload_kg is not None
     if known:
         if not args.known_payload_kg > 0:
@@ -151,6 +153,7 @@ def _validate(args: argparse.Namespace):
             raise ValueError("--payload-kg and --known-payload-kg cannot be combined: the known-payload "
                              "experiment compares a run without payload to one with the known payload")
         second = _check_new(args.known_payload_out, "--known-payload-out")
+        _check_new(args.known_payload_csv, "--known-payload-csv", "a recording")
         if second is not None and out is not None and second.resolve() == out.resolve():
             raise ValueError("--known-payload-out must differ from --out")
     elif args.known_payload_out is not None or args.known_payload_csv is not None:

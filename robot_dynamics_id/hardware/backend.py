@@ -13,11 +13,15 @@ import numpy as np
 
 from ..robot_state import RobotState
 
-__all__ = ["BackendError", "RobotBackend"]
+__all__ = ["BackendConfigurationError", "BackendError", "RobotBackend"]
 
 
 class BackendError(RuntimeError):
     """The robot cannot be reached or refused a command; the message says what to check."""
+
+
+class BackendConfigurationError(BackendError):
+    """The robot answers but refuses this configuration (e.g. 500 Hz on a CB3): retrying cannot help."""
 
 
 class RobotBackend(ABC):

@@ -154,6 +154,23 @@ TRAJECTORY_PARAMETERS: tuple[ParameterSpec, ...] = (
 UR_INTERFACE_NODE_PARAMETERS = UR_INTERFACE_PARAMETERS + TRAJECTORY_PARAMETERS + UR_INTERFACE_COLLISION_PARAMETERS
 
 
+#: highest joint acceleration limit accepted, rad/s^2 (UR publishes none; config/ur3_control.yaml uses 40):
+#: far above it is a unit slip (deg/s^2), not a faster arm
+MAX_ACCELERATION_RAD_S2 = 100.0
+
+
+def _within(name: str, values, bound, unit: str, what: str, *, negated: bool = False) -> np.ndarray:
+    """``values`` (n,) if none exceeds ``bound`` (n,), else ParameterError naming the joint and the bound
+    (``negated``: the values are a lower limit's, negated; the message shows them as given)."""
+    v, b = np.asarray(values, float), np.asarray(bound, float)
+    if np.any(v > b + 1e-9):
+        j = int(np.argmax(v - b))
+        sign = -1.0 if negated else 1.0
+        raise ParameterError(f"parameter '{name}'[{j}] = {sign * v[j]:.4g} {unit} is beyond {what}: "
+                             f"{sign * b[j]:.4g} {unit}")
+    return v
+
+
 def make_tracker(p: dict):
     """The trajectory tracker from :data:`TRAJECTORY_PARAMETERS` values; raises ParameterError naming one."""
     from .trajectory_tracking import TrajectoryTracker
@@ -255,21 +272,22 @@ class UrInterfaceConfig:
         if len(set(names)) != n:
             raise ParameterError(f"parameter 'joint_names' contains duplicates: {list(names)}")
         scale = check_positive("velocity_scale", p["velocity_scale"], upper=1.0)
-        velocity = np.array(check_vector("velocity_limits_rad_s", p["velocity_limits_rad_s"], n, positive=True,
-                                         default=robot.velocity_limit_rad_s))
-        if np.any(velocity > robot.velocity_limit_rad_s + 1e-9):
-            j = int(np.argmax(velocity - robot.velocity_limit_rad_s))
-            raise ParameterError(
-                f"parameter 'velocity_limits_rad_s'[{j}] = {velocity[j]:.4g} exceeds the robot's limit "
-                f"{robot.velocity_limit_rad_s[j]:.4g} rad/s")
-        acceleration = np.array(check_vector("acceleration_limits_rad_s2", p["acceleration_limits_rad_s2"], n,
-                                             positive=True, default=robot.acceleration_limit_rad_s2))
-        upper = np.array(check_vector("position_limits_upper_rad", p["position_limits_upper_rad"], n,
-                                      default=robot.position_limit_rad))
-        lower = np.array(check_vector("position_limits_lower_rad", p["position_limits_lower_rad"], n,
-                                      default=-robot.position_limit_rad))
-        torque = np.array(check_vector("torque_limits_nm", p["torque_limits_nm"], n, positive=True,
-                                       default=robot.torque_limit_nm))
+        velocity = _within("velocity_limits_rad_s", check_vector("velocity_limits_rad_s", p["velocity_limits_rad_s"],
+                           n, positive=True, default=robot.velocity_limit_rad_s), robot.velocity_limit_rad_s,
+                           "rad/s", "the robot's limit")
+        acceleration = _within("acceleration_limits_rad_s2", check_vector(
+            "acceleration_limits_rad_s2", p["acceleration_limits_rad_s2"], n, positive=True,
+            default=robot.acceleration_limit_rad_s2), np.full(n, MAX_ACCELERATION_RAD_S2), "rad/s^2",
+            "what any UR joint does (UR publishes no acceleration limit; a value in deg/s^2?)")
+        upper = _within("position_limits_upper_rad", check_vector(
+            "position_limits_upper_rad", p["position_limits_upper_rad"], n, default=robot.position_limit_rad),
+            robot.position_limit_rad, "rad", "the joint's range (a value in degrees?)")
+        lower = -_within("position_limits_lower_rad", -np.array(check_vector(
+            "position_limits_lower_rad", p["position_limits_lower_rad"], n, default=-robot.position_limit_rad)),
+            robot.position_limit_rad, "rad", "the joint's range (a value in degrees?)", negated=True)
+        torque = _within("torque_limits_nm", check_vector("torque_limits_nm", p["torque_limits_nm"], n, positive=True,
+                                                          default=robot.torque_limit_nm), robot.torque_limit_nm,
+                         "Nm", "the robot's rated torque")
         try:
             limits = SafetyLimits(position_lower_rad=lower, position_upper_rad=upper,
                                   velocity_rad_s=velocity * scale, acceleration_rad_s2=acceleration,

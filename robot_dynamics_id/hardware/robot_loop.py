@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..robot_state import RobotMode, RobotState, SafetyMode
-from .backend import BackendError, RobotBackend
+from .backend import BackendConfigurationError, BackendError, RobotBackend
 from .os_thread import set_os_thread_name
 from .safety import CommandRejected, GuardedCommand, SafetyGuard
 
@@ -350,6 +350,9 @@ class RobotLoop:
                 self._set_status(state=LoopState.READY, connected=True, fault=None, mode="none")
                 self._emit("info", "robot connected and ready")
                 return True
+            except BackendConfigurationError as exc:  # the robot answered and refused this configuration
+                self._fault(f"cannot use the robot as configured: {exc}")
+                return False
             except Exception as exc:
                 wait = self._backoff[min(attempt, len(self._backoff) - 1)]
                 message = f"cannot reach the robot ({exc}); retrying in {wait:.1f} s"

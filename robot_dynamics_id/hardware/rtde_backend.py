@@ -66,7 +66,7 @@ import weakref
 import numpy as np
 
 from ..robot_state import RobotState, SafetyMode
-from .backend import BackendError, RobotBackend
+from .backend import BackendConfigurationError, BackendError, RobotBackend
 from .rtde_control_proxy import (OP_DIRECT_TORQUE, OP_KICK, OP_PROTECTIVE_STOP, OP_SPEED_STOP, OP_SPEEDJ,
                                  OP_STOP_SCRIPT, ControlProxy)
 from .rtde_probe import ControllerVersion, bounded_native_call, probe_rtde
@@ -207,8 +207,8 @@ class RtdeBackend(RobotBackend):
         version = probe_rtde(self.robot_ip, fields=_RECEIVE_VARIABLES, frequency_hz=self.rate_hz,
                              timeout_s=self.answer_timeout_s, should_stop=lambda: self._closing or self._aborted)
         if version.is_cb3 and self.rate_hz > 125.0:
-            raise BackendError(f"the controller at {self.robot_ip} is a CB3 (software {version}), whose RTDE runs at "
-                               f"125 Hz, but rate_hz is {self.rate_hz:g}: set rate_hz: 125")
+            raise BackendConfigurationError(f"the controller at {self.robot_ip} is a CB3 (software {version}), whose "
+                                            f"RTDE runs at 125 Hz, but rate_hz is {self.rate_hz:g}: set rate_hz: 125")
         self.controller_version = version
         return version
 

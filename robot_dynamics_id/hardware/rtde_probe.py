@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .backend import BackendError
+from .backend import BackendConfigurationError, BackendError
 
-__all__ = ["RTDE_PORT", "ControllerVersion", "RtdeProbeError", "bounded_native_call", "probe_rtde"]
+__all__ = ["RTDE_PORT", "ControllerVersion", "RtdeConfigurationError", "RtdeProbeError", "bounded_native_call", "probe_rtde"]
 
 RTDE_PORT = 30004
 _HEADER = struct.Struct(">HB")
@@ -44,6 +44,10 @@ _SLICE_S = 0.05
 
 class RtdeProbeError(BackendError):
     """The controller did not complete the RTDE handshake; the message says which step and what to check."""
+
+
+class RtdeConfigurationError(RtdeProbeError, BackendConfigurationError):
+    """The controller completed the handshake up to a set-up it refuses for this configuration."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,10 @@ def probe_rtde(host: str, *, fields: list[str], frequency_hz: float, port: int =
             raise RtdeProbeError(f"the controller at {host} (software {version}) does not know the RTDE output(s) "
                                  f"{unknown}: update the controller software")
         if reply[:1] == b"\x00" or len(types) != len(fields):
+            if version.is_cb3 and frequency_hz > 125:
+                raise RtdeConfigurationError(
+                    f"the controller at {host} is a CB3 (software {version}), whose RTDE runs at 125 Hz, but rate_hz "
+                    f"is {frequency_hz:g}: set rate_hz: 125 (it refused the output set-up at {frequency_hz:g} Hz)")
             raise RtdeProbeError(f"the controller at {host} (software {version}) refused the output set-up at "
                                  f"{frequency_hz:g} Hz ({reply[1:60]!r})")
         session.send(_START)

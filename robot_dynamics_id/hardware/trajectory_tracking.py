@@ -36,7 +36,33 @@ import numpy as np
 from ..robot_state import RobotState
 from .robot_loop import CycleCommand
 
-__all__ = ["TrackingPhase", "TrackingStatus", "TrajectoryGoal", "TrajectoryGoalError", "TrajectoryTracker"]
+__all__ = ["TrackingPhase", "TrackingStatus", "TrajectoryGoal", "TrajectoryGoalError", "TrajectoryTracker",
+           "check_goal_speed"]
+
+
+#: a goal may plan this much above a joint's velocity limit (interpolation between its points) before it is
+#: refused: the tracker would clamp it and fall behind its path until the path tolerance aborts it
+GOAL_SPEED_TOLERANCE = 1.02
+
+
+def check_goal_speed(goal: TrajectoryGoal, velocity_limit_rad_s) -> None:
+    """Refuse a goal whose planned joint speeds (its velocities, else its positions' differences) exceed
+    ``velocity_limit_rad_s`` (the guard's limits: the configured ones x velocity_scale) by more than
+    :data:`GOAL_SPEED_TOLERANCE`, naming the joint, the speed and the fixes."""
+    limit = np.asarray(velocity_limit_rad_s, float)
+    if goal.velocity_rad_s is not None:
+        speed = np.abs(goal.velocity_rad_s)
+    elif goal.time_s.size > 1:
+        speed = np.abs(np.diff(goal.position_rad, axis=0) / np.diff(goal.time_s)[:, None])
+    else:
+        return
+    peak = speed.max(axis=0)
+    over = peak > limit * GOAL_SPEED_TOLERANCE
+    if over.any():
+        j = int(np.argmax(peak / limit))
+        raise TrajectoryGoalError(f"the trajectory needs {peak[j]:.3g} rad/s on joint {j}, above its limit here "
+                                  f"{limit[j]:.3g} rad/s (velocity_limits_rad_s x velocity_scale): plan it within "
+                                  "the limits (rdi excite plan --velocity-scale) or raise velocity_scale")
 
 
 class TrajectoryGoalError(ValueError):

@@ -64,6 +64,7 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
+from ..io.bag_decode import PARTIAL_EXCITATION
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
@@ -112,6 +113,10 @@ MOUNT_ANGLE_DOUBTFUL_DEG = 10.0
 #: flat valley, and what the fit cannot explain is not the mount
 MOUNT_RESIDUAL_RATIO_WARN = 1.10
 MOUNT_RESIDUAL_RATIO_DOUBTFUL = 1.25
+#: column-normalised condition number of the base regressor above which the data determine the model poorly
+#: (a warning) and above which the result is doubtful; an optimised 20-60 s excitation gives 10-300
+CONDITION_WARN = 300.0
+CONDITION_DOUBTFUL = 1000.0
 
 
 class DataCheckError(ValueError):
@@ -482,3 +487,18 @@ def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool, doubtful
         return [f"{text}: no payload a UR carries explains that; a drive gain, the torque source or --robot is off "
                 "(see the warnings); --skip-robot-check if the arm really differs"]
     return [f"{text}: check --robot, the drive gains and for a payload"]
+
+
+def excitation_checks(condition_number: float, warnings=()) -> tuple[list[str], list[str]]:
+    """(warnings, problems) about how well the data determine the model: the base regressor's column-normalised
+    condition number above :data:`CONDITION_WARN` / :data:`CONDITION_DOUBTFUL` (a few seconds of motion, or one
+    too poor: the fit may match the data and predict anything elsewhere), and a bag whose recording ended before
+    its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION)."""
+    problems = [f"the training data: {w}; identify the whole run (record it again)" for w in warnings
+                if w.startswith(PARTIAL_EXCITATION)]
+    text = (f"the data determine the model poorly: the regressor's condition number is {condition_number:.0f} (an "
+            "optimised excitation of 20-60 s gives 10-300); the model may fit these data and predict other motions "
+            "badly. Record a longer or richer excitation (rdi excite plan)")
+    if condition_number > CONDITION_DOUBTFUL:
+        return [], [*problems, text]
+    return ([text] if condition_number > CONDITION_WARN else []), problems

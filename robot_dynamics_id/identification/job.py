@@ -37,13 +37,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dynamics.base_parameters import InsufficientExcitationError
 from ..dynamics.drive import check_drive_gains, gain_spread_warnings
 from ..dynamics.friction import check_presliding_distances
 from ..io.model_file import DynamicModel
 from ..io.payload_file import load_payload_file, model_with_payload, payload_notes
 from ..robots.model import RobotModel, load_robot, same_robot
 from ..progress import ProgressCallback, scaled
-from .data_checks import DataCheckError, check_joint_count, check_torque_fits_robot, mass_warnings
+from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, excitation_checks,
+                          mass_warnings)
 from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
@@ -370,7 +372,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                                              data=data)
     warnings += check_warnings
     _check_cancel(cancel)
-    result = identify(recording, rm, options, preprocessed=data, progress=scaled(progress, 0.15, 0.7))
+    try:
+        result = identify(recording, rm, options, preprocessed=data, progress=scaled(progress, 0.15, 0.7))
+    except InsufficientExcitationError as exc:  # a damaged or cut-off file looks like a poor excitation: say so
+        raise InsufficientExcitationError(f"{exc}. What the reader noticed: {'; '.join(recording.warnings)}"
+                                          if recording.warnings else str(exc)) from None
     names = list(rm.joint_names)
     consistent = bool(np.all(result.physically_consistent_links))
     warnings += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent)
@@ -384,7 +390,9 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         warnings.append(f"the load-dependent friction coefficient of {', '.join(names[j] for j in negative_mu)} is "
                         "negative (friction falling as the transmitted torque grows: not physical, an unconstrained "
                         "fit); --method consistent bounds it >= 0, or fix the terms with --friction-model")
-    problems = doubtful_fits(result.metrics, names, "training", training=True) + _mount_problems(
+    excitation_warnings, problems = excitation_checks(result.condition_number, recording.warnings)
+    warnings += excitation_warnings
+    problems += doubtful_fits(result.metrics, names, "training", training=True) + _mount_problems(
         checks, rm, "training data")
     if not skip_robot_check:
         problems += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent, doubtful=True)

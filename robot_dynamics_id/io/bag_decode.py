@@ -18,6 +18,7 @@ Every problem raises :class:`~.bag_storage.BagReadError` naming the bag, what is
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,14 @@ from ..robots.description import JOINT_NAMES
 from .bag_storage import BagReadError, BagSource, open_bag
 from .recording import Recording, RecordingSource
 
-__all__ = ["FLOAT64_MULTI_ARRAY", "JOINT_STATE", "JOINT_STATES_EFFORT", "WRENCH_STAMPED", "BagTopics", "JointVectorTopic",
-           "read_bag"]
+__all__ = ["EXCITATION_PROGRESS", "FLOAT64_MULTI_ARRAY", "JOINT_STATE", "JOINT_STATES_EFFORT", "PARTIAL_EXCITATION",
+           "WRENCH_STAMPED", "BagTopics", "JointVectorTopic", "read_bag"]
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
+#: the excitation node's progress (std_msgs/String JSON; nodes/excitation.py), recorded by torque_logger
+EXCITATION_PROGRESS = "/excitation/progress"
+#: how the reader's warning about a recording cut off before its excitation ended begins (a partial run)
+PARTIAL_EXCITATION = "the recording ends before its excitation finished"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
 
@@ -272,6 +277,34 @@ def _decode_wrench(bag: BagSource, topic: str) -> _Series | None:
     return _Series(topic, stamps_a if stamped else rx_a, rx_a, np.asarray(rows, dtype=float), stamped)
 
 
+def _excitation_cut_off(bag: BagSource) -> str | None:
+    """A warning (beginning with :data:`PARTIAL_EXCITATION`) when the bag's last ``/excitation/progress``
+    message is not the excitation's end (nodes/excitation.py publishes it while the trajectory runs): the
+    recorder stopped before the run did, or the run was aborted or cancelled. None without that topic."""
+    if EXCITATION_PROGRESS not in bag.topics:
+        return None
+    last = None
+    for _, msgtype, t_ns, raw in bag.messages([EXCITATION_PROGRESS]):
+        if last is None or t_ns >= last[0]:
+            last = (t_ns, msgtype, raw)
+    if last is None:
+        return None
+    try:
+        progress = json.loads(_typestore().deserialize_cdr(last[2], last[1]).data)
+    except (ValueError, AttributeError, KeyError):
+        return None  # not the excitation node's JSON: nothing to say
+    stage, phase = progress.get("stage"), progress.get("phase")
+    if stage == "excitation" and phase == "done":
+        return None
+    if phase in ("aborted", "cancelled", "refused"):
+        why = f": {progress['reason']}" if progress.get("reason") else ""
+        return f"{PARTIAL_EXCITATION}: it was {phase} during its {stage or 'start'} stage{why}"
+    fraction = progress.get("fraction")
+    at = f" at {100 * fraction:.0f} % of its trajectory" if isinstance(fraction, (int, float)) else ""
+    return (f"{PARTIAL_EXCITATION}: the last progress message is its {stage or 'start'} stage {phase}{at} (the "
+            "recorder stopped before the run ended); the bag holds part of the run")
+
+
 def _handle_nan(series: _Series, nan_policy: str, bag_path: Path, warnings: list[str]) -> _Series:
     bad = ~np.all(np.isfinite(series.values), axis=1)
     count = int(bad.sum())
@@ -413,9 +446,10 @@ def read_bag(
                 if series is not None:
                     held[name] = series
                     used[name] = topic
+        cut_off = _excitation_cut_off(bag)
         storage = bag.storage
         # what could not be read comes first: a partial bag must not read like a whole one
-        warnings = bag.losses() + warnings
+        warnings = bag.losses() + ([cut_off] if cut_off else []) + warnings
 
     # NaN policy applies to the measured samples as recorded; then time order.
     js = _sorted_unique(_handle_nan(js, nan_policy, path, warnings), warnings)

@@ -70,10 +70,27 @@ ROBOT_MODE_RUNNING = 7
 SAFETY_MODES_MOVING = (1, 2)
 #: a median timestamp step in this range (s) is read as milliseconds (RTDE: 2-8 ms; 1-20 s is no recording)
 MILLISECOND_STEPS = (1.0, 20.0)
+#: a timestamp falling back by more than this (s) is another recording, not rows written out of order
+BACKWARD_JUMP_S = 0.1
+#: rows of one RTDE cycle (the same timestamp) hold the same joint positions to the file's 6 decimals
+SAME_CYCLE_Q_RAD = 1e-5
 
 
 class UrCsvError(ValueError):
     """An RTDE CSV file cannot be read; the message names the file, the problem and the fix."""
+
+
+def _check_clock(path: Path, t: np.ndarray, row: np.ndarray) -> None:
+    """Refuse a clock that jumps back more than :data:`BACKWARD_JUMP_S`: two recordings in one file (or a
+    controller restarted mid-file), which sorting would interleave into one motion that never happened."""
+    if t.size < 2:
+        return
+    steps = np.diff(t)
+    k = int(np.argmin(steps))
+    if steps[k] < -BACKWARD_JUMP_S:
+        raise UrCsvError(f"{path}: the timestamp jumps back by {-steps[k]:.3f} s at line {int(row[k + 1]) + 2} "
+                         f"({t[k]:.3f} s, then {t[k + 1]:.3f} s): the file holds two recordings, or the controller "
+                         "restarted. Split it into one file per recording")
 
 
 def _split(line: str, delimiter: str | None) -> list[str]:
@@ -216,9 +233,17 @@ def read_ur_csv(
             t = t * time_scale
             warnings.append(f"timestamps step by {step:g} (median): read as milliseconds (RTDE records every 2-8 ms); "
                             "the file's timestamp column should be in seconds")
+    _check_clock(path, t, row)
     order = np.argsort(t, kind="stable")
     keep = np.ones(t.size, dtype=bool)
     keep[1:] = np.diff(t[order]) > 0
+    q = arrays["actual_q"][order]
+    differ = ~keep & np.r_[False, np.any(np.abs(np.diff(q, axis=0)) > SAME_CYCLE_Q_RAD, axis=1)]
+    if differ.any():
+        first = int(row[order][np.flatnonzero(differ)[0]])
+        raise UrCsvError(f"{path}: {int(differ.sum())} row(s) repeat an earlier timestamp with other joint positions "
+                         f"(first: line {first + 2}): not the same RTDE cycle, so two recordings are interleaved. "
+                         "Give one recording per file")
     if not np.all(order == np.arange(t.size)):
         warnings.append("rows were not in timestamp order; sorted")
     if not np.all(keep):

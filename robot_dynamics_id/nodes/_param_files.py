@@ -10,6 +10,7 @@ node of a launch, so a name this node does not know is not an error there).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +151,13 @@ def parameter_sources(argv: list[str], node_name: str, fully_qualified: str | No
             document = _load(value)
         except ParameterError:
             continue
+        if document and not any(_section_matches(key, node_name, fully_qualified) for key in document):
+            # rcl would ignore the whole file: every value in it silently at its default (a misspelt section)
+            close = difflib.get_close_matches(node_name, [str(k).lstrip("/") for k in document], n=1, cutoff=0.6)
+            hint = f" (did you mean {node_name!r} for {close[0]!r}?)" if close else ""
+            raise ParameterError(f"parameter file {value} has no section for node {node_name!r}: its sections are "
+                                 f"{[str(k) for k in document]}{hint}, so every value in it would be ignored. Name "
+                                 f"the section '{node_name}:' (or '/**:' for every node)")
         for key, section in document.items():
             kind = _section_matches(key, node_name, fully_qualified)
             if kind is None:

@@ -151,16 +151,18 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     def _request_stop(signum, frame):
         stop_requested.set()
 
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    # SIGHUP (the terminal or ssh session closed) stops a node as Ctrl-C does: never an arm left running
+    stop_signals = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+    for signum in stop_signals:
+        signal.signal(signum, _interrupt)
     node = None
     executor = None
     code = 0
     interrupted = False
     try:
         node = node_factory()
-        signal.signal(signal.SIGINT, _request_stop)
-        signal.signal(signal.SIGTERM, _request_stop)
+        for signum in stop_signals:
+            signal.signal(signum, _request_stop)
         # Everything built so far (models, MuJoCo, rclpy) lives as long as the process: move it out of the
         # garbage collector's reach so a full collection does not stall the real-time loop for milliseconds
         # (nodes with a real-time loop did it once already, before starting it; this pass is then short).
@@ -193,8 +195,8 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
         code = EXIT_CANCELLED if node is None and hasattr(node_factory, "done") else 0
     finally:
         # from here on a signal must not cut the clean stop short
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for signum in stop_signals:
+            signal.signal(signum, signal.SIG_IGN)
         if node is not None:
             if interrupted and hasattr(node, "begin_stop"):
                 if executor is None:  # the signal came between the constructor and the first spin

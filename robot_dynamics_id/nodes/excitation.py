@@ -31,7 +31,7 @@ and the arm must be at the trajectory's start pose unless ``move_to_start`` is
 true, in which case it is first moved there slowly.
 
 Exit codes: 0 done, 2 configuration, 3 not at the start pose, 4 aborted (the
-arm did not follow, or a subscriber never came), 5 the robot's joint states
+arm did not follow, or a subscriber never came or left during the run), 5 the robot's joint states
 stopped, 6 cancelled before the end.
 """
 
@@ -85,8 +85,11 @@ EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("rate_hz", "double", 500.0, "command rate (the robot's: 500 e-Series, 125 CB3)", "Hz"),
     ParameterSpec("start_tolerance_rad", "double", 0.05, "largest distance from the start pose to begin", "rad"),
     ParameterSpec("move_to_start", "bool", False, "move slowly to the start pose first if the arm is elsewhere"),
-    ParameterSpec("approach_velocity_rad_s", "double", 0.2, "joint speed limit of the move to the start", "rad/s"),
-    ParameterSpec("approach_acceleration_rad_s2", "double", 0.5, "acceleration limit of that move", "rad/s^2"),
+    ParameterSpec("approach_velocity_rad_s", "double", 0.2,
+                  "joint speed limit of the move to the start (at most a tenth of the robot's slowest joint limit)",
+                  "rad/s"),
+    ParameterSpec("approach_acceleration_rad_s2", "double", 0.5,
+                  "acceleration limit of that move (at most a tenth of the robot's lowest)", "rad/s^2"),
     ParameterSpec("ramp_s", "double", 1.0, "smooth speed ramp at the start, the end and on cancel", "s"),
     ParameterSpec("position_gain_per_s", "double", 2.0, "feedback on the position error (keeps the plan)", "1/s"),
     ParameterSpec("max_position_error_rad", "double", 0.25,
@@ -163,8 +166,12 @@ class ExcitationNode(Node):
             check_trajectory(trajectory, robot, limits)
         except TrajectoryLimitError as exc:
             raise ParameterError(f"trajectory {p['trajectory_file']} refused: {exc}") from None
-        self._approach_limits = (check_positive("approach_velocity_rad_s", p["approach_velocity_rad_s"]),
-                                 check_positive("approach_acceleration_rad_s2", p["approach_acceleration_rad_s2"]))
+        # the move to the start is meant to be slow: at most a tenth of the slowest joint's speed limit
+        self._approach_limits = (
+            check_positive("approach_velocity_rad_s", p["approach_velocity_rad_s"],
+                           upper=round(0.1 * float(np.min(robot.velocity_limit_rad_s)), 3)),
+            check_positive("approach_acceleration_rad_s2", p["approach_acceleration_rad_s2"],
+                           upper=round(0.1 * float(np.min(robot.acceleration_limit_rad_s2)), 3)))
         self._approach = approach_trajectory
         self._move_to_start = bool(p["move_to_start"])
         self._exit_when_done = bool(p["exit_when_done"])
@@ -359,8 +366,8 @@ class ExcitationNode(Node):
                 what = (f"subscribers {missing} of {self._command_pub.topic_name}" if missing
                         else "/joint_states" if self._measured_q() is None
                         else f"a subscriber of {self._command_pub.topic_name} (is the robot interface running?)")
-                raise SubscriberWaitError(f"no {what} after {self._subscriber_wait_s:.0f} s; start them, or change "
-                                          "the parameter 'wait_for_subscribers'")
+                raise SubscriberWaitError(f"no {what} after {self._subscriber_wait_s:.0f} s (subscriber_wait_s): "
+                                          "start them (ur_interface, the recorder), or change 'wait_for_subscribers'")
             if self._cancel.wait(0.05):
                 return False
 
@@ -394,7 +401,13 @@ class ExcitationNode(Node):
                 return
         self.get_logger().info("excitation started")
         if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
-            self.get_logger().info("excitation finished")
+            left = self._subscribers_ready()[1]  # a recorder that stopped mid-run holds part of it
+            if left:
+                self.exit_code = 4
+                self.get_logger().error(f"excitation finished, but {left} no longer subscribe(s): their recording "
+                                        "of the run is incomplete; record it again")
+            else:
+                self.get_logger().info("excitation finished")
         elif self._cancel.is_set() and self.exit_code == 0:
             self.exit_code = EXIT_CANCELLED
 

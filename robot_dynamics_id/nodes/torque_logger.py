@@ -166,7 +166,7 @@ class TorqueLoggerNode(Node):
             self._counts, self._lost, deltas, waiting=[t for t in self._wanted if t not in self._subscribed],
             bag_path=str(path), bag_size_bytes=self._bag_size_bytes(), period_s=DIAGNOSTICS_PERIOD_S))
         self.create_timer(0.2, self._discover)
-        self.create_timer(min(flush, 0.5) / 2, self.bag.flush_if_due)
+        self.create_timer(min(flush, 0.5) / 2, self._flush)
         self.create_timer(report, self._report)
         self._discover()
         self.get_logger().info(f"recording {len(topics)} topics into {path} ({storage})")
@@ -210,9 +210,29 @@ class TorqueLoggerNode(Node):
 
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:
-            self.bag.write_raw(topic, time.time_ns(), data)
+            if self.done:
+                return
+            try:
+                self.bag.write_raw(topic, time.time_ns(), data)
+            except OSError as exc:  # a full disk, a removed drive: stop recording, keep what was written
+                self._write_failed(exc)
+                return
             self._counts[topic] += 1
         return write
+
+    def _flush(self) -> None:
+        if self.done:
+            return
+        try:
+            self.bag.flush_if_due()
+        except OSError as exc:
+            self._write_failed(exc)
+
+    def _write_failed(self, exc: OSError) -> None:
+        self.exit_code, self.done = 1, True
+        self.get_logger().error(f"cannot write the bag {self.bag.path}: {exc.strerror or exc}; recording stopped. "
+                                f"What was written before ({sum(self._counts.values())} messages) stays readable "
+                                "(rdi identify reads it and says what is missing); free space and record again")
 
     def _on_lost(self, topic: str):
         def lost(info) -> None:
@@ -229,8 +249,13 @@ class TorqueLoggerNode(Node):
         self.get_logger().info(f"recorded {counts}{extra}")
 
     # ---- Ctrl-C / SIGTERM (run_node) ------------------------------------------------------------------------
-    #: a recorder stopped by a signal has done its job
+    #: a recorder stopped by a signal has done its job; 1 when it could not write (then ``done``: the process ends)
     exit_code = 0
+    done = False
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        return self.exit_code
     #: after a signal, keep taking what DDS has already delivered for this long before closing the bag: a
     #: recorder that fell behind on a loaded machine would otherwise drop the tail of the run
     stop_timeout_s = STOP_DRAIN_S
@@ -244,7 +269,13 @@ class TorqueLoggerNode(Node):
 
     def shutdown(self) -> None:
         """Finish the bag (metadata.yaml)."""
-        self.bag.close()
+        try:
+            self.bag.close()
+        except OSError as exc:
+            self.exit_code = 1
+            self.get_logger().error(f"cannot finish the bag {self.bag.path} ({exc.strerror or exc}): it has no "
+                                    "metadata.yaml; rdi identify still reads what was written")
+            return
         total = sum(self._counts.values())
         self.get_logger().info(f"bag {self.bag.path} closed: {total} messages")
 

@@ -67,7 +67,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import TRAJECTORY_PARAMETERS, UR_INTERFACE_PARAMETERS, UrInterfaceConfig, make_tracker
 from ..hardware.safety import CommandRejected
-from ..hardware.trajectory_tracking import TrajectoryGoalError
+from ..hardware.trajectory_tracking import TrajectoryGoalError, check_goal_speed
 from ._collision_topics import in_loop_collision_monitor
 from ._diagnostic_rules import robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics
@@ -130,7 +130,7 @@ class UrInterfaceNode(Node):
         monitor, self._collision_topics = in_loop_collision_monitor(
             self, {k: v for k, v in raw.items() if k in collision}, cfg,
             stamp_offset=lambda: self._topics.clock_offset_s)
-        self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, goal_from_message,
+        self._action = offer_follow_joint_trajectory(self, self.tracker, cfg.joint_names, self._goal,
                                                      self._not_ready_reason)
 
         self._timing: dict | None = None
@@ -168,7 +168,7 @@ class UrInterfaceNode(Node):
             reason = self._not_ready_reason()
             if reason:
                 raise TrajectoryGoalError(reason)
-            goal = goal_from_message(msg, self.config.joint_names)
+            goal = self._goal(msg, self.config.joint_names)
         except TrajectoryGoalError as exc:
             reason = f"trajectory refused: {exc}"
             self.get_logger().error(reason)
@@ -176,6 +176,12 @@ class UrInterfaceNode(Node):
             return
         number = self.tracker.submit(goal)
         self.get_logger().info(f"trajectory {number}: {len(msg.points)} points, {goal.duration_s:.2f} s")
+
+    def _goal(self, msg, joint_names):
+        """The message's goal, refused up front when it plans faster than the limits (velocity_scale included)."""
+        goal = goal_from_message(msg, joint_names)
+        check_goal_speed(goal, self.config.limits.velocity_rad_s)
+        return goal
 
     def _not_ready_reason(self) -> str | None:
         status = self.loop.status

@@ -269,6 +269,17 @@ def test_a_neighbouring_ur_that_fits_the_data_makes_the_result_doubtful(data, tm
         capsys.readouterr().err
 
 
+def test_a_few_seconds_of_motion_are_a_doubtful_result_not_a_success(tmp_path, capsys):
+    """3 s fit themselves (fits above 94 % in a review) and determine the model poorly: exit 3, saying why."""
+    recording = synthetic_ur_recording(perturbed_truth("ur3", seed=21, relative=0.1), UR3_GAINS, duration_s=3.0,
+                                       seed=1, torque_noise_nm=0.02)
+    assert _identify(write_ur_csv(tmp_path / "short.csv", recording), tmp_path / "m", "--drive-gains",
+                     _gains(UR3_GAINS)) == 3
+    assert "DOUBTFUL RESULT: the data determine the model poorly: the regressor's condition number is" in \
+        capsys.readouterr().err
+    assert _metrics(tmp_path / "m")["status"] == "doubtful"
+
+
 def test_a_ur3e_recording_identified_as_a_ur3_is_named_by_its_tcp_pose(tmp_path, capsys):
     """The torques fit either twin; the ur_rtde CSV's actual_TCP_pose does not (d4 differs by 18.7 mm)."""
     from dataclasses import replace

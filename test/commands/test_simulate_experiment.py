@@ -121,3 +121,11 @@ def test_existing_out_and_duration_with_a_file_are_refused(tmp_path, capsys):
     assert main(["simulate-experiment", "--excitation", str(path), "--duration", "5", "--out",
                  str(tmp_path / "new"), "--truth-out", str(tmp_path / "t.yaml")]) == 1
     assert "fixes its own duration" in capsys.readouterr().err
+    # an existing CSV or true model is not replaced either (a review lost a 21 s recording that way)
+    (tmp_path / "t.yaml").write_text("kept\n")
+    (tmp_path / "run.csv").write_text("kept\n")
+    for extra, message in ((["--truth-out", str(tmp_path / "t.yaml")], "--truth-out"),
+                           (["--truth-out", str(tmp_path / "t2.yaml"), "--csv", str(tmp_path / "run.csv")], "--csv")):
+        assert main(["simulate-experiment", "--excitation", "prbs", "--out", str(tmp_path / "new2"), *extra]) == 1
+        assert f"{message} {tmp_path}" in capsys.readouterr().err
+    assert (tmp_path / "t.yaml").read_text() == "kept\n" and (tmp_path / "run.csv").read_text() == "kept\n"

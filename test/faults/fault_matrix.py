@@ -80,7 +80,7 @@ FAULTS: tuple[Fault, ...] = (
           "stop requested (signal): the running trajectory stops along its path",
           "the arm at rest on the trajectory's path (not a stop off the path)", 0,
           "test/faults/test_fault_acceptance.py::test_a_signal_stops_ur_interfaces_trajectory_along_its_path"),
-    Fault("signal_torque_logger", "Ctrl-C / SIGTERM", "Ctrl-C or SIGTERM to torque_logger",
+    Fault("signal_torque_logger", "Ctrl-C / SIGTERM", "Ctrl-C, SIGTERM or SIGHUP (terminal closed) to torque_logger",
           "\"bag … closed: N messages\"", "closed:",
           "a finished bag: metadata.yaml written, every message received is in it", 0,
           "test/faults/test_fault_acceptance.py::test_a_signal_finishes_the_bag_with_its_metadata"),
@@ -133,6 +133,23 @@ FAULTS: tuple[Fault, ...] = (
           "directory outside it\"",
           "is inside the bag", "the existing bag untouched; nothing recorded", 2,
           "test/faults/test_fault_acceptance.py::test_configuration_mistakes_are_one_line_and_exit_2"),
+    Fault("params_file_other_node", "configuration", "a params file whose section names another node (ur_inteface:)",
+          "one line: \"parameter file FILE has no section for node 'ur_interface': its sections are "
+          "['ur_inteface'] (did you mean …)\"; rcl alone would ignore the whole file",
+          "has no section for node 'ur_interface'", "nothing started", 2,
+          "test/faults/test_parameter_files.py::test_a_file_without_a_section_for_the_node_is_refused_naming_the_close_one"),
+    Fault("limit_beyond_rating", "configuration",
+          "a ur_interface limit beyond the robot's rating or in another unit (torque 100 Nm on a UR3, positions "
+          "in degrees, accelerations in deg/s^2)",
+          "one line naming the joint and the bound: \"parameter 'torque_limits_nm'[0] = 100 Nm is beyond the "
+          "robot's rated torque: 56 Nm\"",
+          "is beyond the robot's rated torque", "nothing started", 2,
+          "test/hardware/test_config.py::test_a_limit_beyond_the_rating_is_refused_naming_joint_and_bound"),
+    Fault("configuration_refused_by_robot", "robot connection",
+          "the robot answers and refuses the configuration (rate_hz 500 on a CB3's RTDE)",
+          "one error, not retried: \"cannot use the robot as configured: … set rate_hz: 125\"",
+          "cannot use the robot as configured", "nothing was commanded", None,
+          "test/hardware/test_robot_loop.py::test_a_configuration_the_robot_refuses_is_a_fault_not_retried_for_ever"),
     # ---- noise on a fault -----------------------------------------------------------------------------------
     Fault("command_flood", "repeated faults", "a publisher stuck on NaN velocity commands at 500 Hz",
           "at most one line a second: \"velocity command refused: … (N more since HH:MM:SS.mmm)\"; "
@@ -156,6 +173,22 @@ FAULTS: tuple[Fault, ...] = (
           "splits the recording at it\"",
           "identification splits the recording at it", "both segments, identified separately, never joined", READ,
           "test/io/test_bag_losses.py::test_an_hour_long_gap_is_reported_as_the_split_identification_makes"),
+    Fault("recorder_left_mid_run", "recordings", "torque_logger killed (or stopped) while the excitation runs",
+          "the excitation runs to its end, then exits 4: \"excitation finished, but ['torque_logger'] no longer "
+          "subscribe(s): their recording of the run is incomplete\"; identifying the bag: \"the recording ends "
+          "before its excitation finished\" (exit 3)",
+          "no longer subscribe", "the bag up to the kill (no metadata.yaml after SIGKILL)", 4,
+          "test/nodes/test_experiment.py::test_logger_killed_mid_run_keeps_all_but_the_last_second"),
+    Fault("disk_full_logger", "recordings", "the disk fills while torque_logger records",
+          "one error: \"cannot write the bag BAG: No space left on device; recording stopped. What was written "
+          "before (N messages) stays readable\"; no traceback",
+          "recording stopped", "every message written before the disk filled (rdi identify reads it)", 1,
+          "test/nodes/test_torque_logger_disk.py::test_a_full_disk_stops_recording_with_exit_1_and_no_traceback"),
+    Fault("csv_two_recordings", "recordings", "a ur_rtde CSV whose clock jumps back (two recordings in one file)",
+          "\"the timestamp jumps back by 0.252 s at line 22 (…): the file holds two recordings, or the controller "
+          "restarted. Split it into one file per recording\"",
+          "the file holds two recordings, or the controller restarted", "nothing identified", 1,
+          "test/io/test_ur_csv.py::test_two_recordings_in_one_file_are_refused_not_interleaved"),
     Fault("gap_in_other_signal", "recordings", "a gap in /motor_currents while /joint_states go on",
           "\"the 500 joint-state sample(s) inside have no current_a (NaN, not interpolated)\"",
           "(NaN, not interpolated)", "every sample outside the gap", READ,

@@ -297,7 +297,8 @@ def test_a_signal_stops_ur_interfaces_trajectory_along_its_path(tmp_path, probe)
     assert np.max(np.abs(velocity[-1])) < 0.01  # it came to rest before the node disconnected
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+# SIGHUP: the terminal or ssh session that started the recorder closed
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_finishes_the_bag_with_its_metadata(tmp_path, probe, signum):
     expect = row("signal_torque_logger")
     bag = tmp_path / "bag"

@@ -42,3 +42,15 @@ def test_a_missing_file_or_a_directory_is_named(tmp_path):
         check_parameter_files(["node", "--ros-args", "--params-file", str(tmp_path / "missing.yaml")])
     with pytest.raises(ParameterError, match="is not a file"):
         check_parameter_files(["node", "--ros-args", "--params-file", str(tmp_path)])
+
+
+def test_a_file_without_a_section_for_the_node_is_refused_naming_the_close_one(tmp_path):
+    """rcl ignores a whole file whose section names another node: a misspelt 'ur_inteface:' ran at defaults."""
+    path = tmp_path / "badkey.yaml"
+    path.write_text("ur_inteface:\n  ros__parameters:\n    velocity_scale: 0.25\n")
+    with pytest.raises(ParameterError, match=r"has no section for node 'ur_interface': its sections are "
+                                             r"\['ur_inteface'\] \(did you mean 'ur_interface' for 'ur_inteface'\?\)"):
+        parameter_sources(["ur_interface", "--ros-args", "--params-file", str(path)], "ur_interface")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
+    assert parameter_sources(["ur_interface", "--ros-args", "--params-file", str(empty)], "ur_interface").where == {}

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from robot_dynamics_id.hardware.backend import BackendError, RobotBackend
+from robot_dynamics_id.hardware.backend import BackendConfigurationError, BackendError, RobotBackend
 from robot_dynamics_id.hardware import robot_loop as robot_loop_module
 from robot_dynamics_id.hardware.robot_loop import CycleCommand, LoopState, RobotLoop
 from robot_dynamics_id.hardware.safety import CommandRejected, SafetyGuard, SafetyLimits
@@ -143,6 +143,27 @@ def test_fault_stops_reconnects_and_never_replays_a_stale_command():
         assert any("cannot reach the robot" in m for _, m in events)
         loop.submit_velocity(np.full(6, 0.1))  # a new command is accepted again
         assert wait_for(lambda: loop.status.state == LoopState.MOVING)
+    finally:
+        loop.stop()
+
+
+def test_a_configuration_the_robot_refuses_is_a_fault_not_retried_for_ever():
+    """A CB3 asked for 500 Hz answers, and refuses: retrying every 5 s would hide a configuration error."""
+    robot = FakeRobot()
+    calls = []
+
+    def refuse():
+        calls.append(1)
+        raise BackendConfigurationError("a CB3, whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125")
+
+    robot.connect = refuse
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.FAULT)
+        time.sleep(0.2)  # four backoffs of 0.05 s: no second attempt
+        assert len(calls) == 1 and "set rate_hz: 125" in loop.status.fault
+        assert any(level == "error" and "cannot use the robot as configured" in m for level, m in events)
     finally:
         loop.stop()
 

@@ -214,3 +214,22 @@ def test_a_new_goal_replaces_the_running_one():
     tracker(_state(HOME, t=0.002))
     assert second == first + 1 and tracker.status.goal == second
     assert tracker.status.duration_s == pytest.approx(1.0)
+
+
+def test_a_goal_planned_faster_than_the_limits_is_refused_up_front():
+    """velocity_scale 0.25 with an excitation planned at full speed: refused naming the fix, instead of an abort
+    two seconds in when the clamped arm has fallen 0.25 rad behind its path (found by a review)."""
+    from robot_dynamics_id.hardware.trajectory_tracking import check_goal_speed
+
+    t = np.linspace(0.0, 2.0, 201)
+    q = np.zeros((t.size, 6))
+    q[:, 4] = 0.3 * np.sin(2 * np.pi * t)  # peak 1.88 rad/s on joint 4
+    goal = TrajectoryGoal(t, q)
+    check_goal_speed(goal, np.full(6, 2.0))
+    with pytest.raises(TrajectoryGoalError, match=r"needs 1.88 rad/s on joint 4, above its limit here 0.785 rad/s "
+                                                  r"\(velocity_limits_rad_s x velocity_scale\)"):
+        check_goal_speed(goal, np.full(6, 3.14 * 0.25))
+    qd = np.gradient(q, t, axis=0)
+    qd[:, 1] = 0.9  # given velocities are what is checked
+    with pytest.raises(TrajectoryGoalError, match="on joint 1"):
+        check_goal_speed(TrajectoryGoal(t, q, qd), np.array([2.0, 0.8, 2.0, 2.0, 2.0, 2.0]))

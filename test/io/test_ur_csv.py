@@ -129,6 +129,34 @@ def test_repeated_timestamps_are_dropped(tmp_path: Path) -> None:
     assert any("repeat" in w for w in out.warnings)
 
 
+def test_two_recordings_in_one_file_are_refused_not_interleaved(tmp_path: Path) -> None:
+    """Sorting rows a clock jump put out of order would merge two motions 1 ms apart (found by a review)."""
+    rec = _recording(40)
+    path = write_ur_csv(tmp_path / "r.csv", rec)
+    lines = path.read_text().splitlines()
+    # rows 20.. recorded again from an earlier clock: a second run appended
+    shifted = [",".join([f"{float(line.split(',')[0]) - 0.1 - 0.008 * 20:.6f}", *line.split(",")[1:]])
+               for line in lines[21:]]
+    path.write_text("\n".join(lines[:21] + shifted) + "\n")
+    with pytest.raises(UrCsvError, match=r"jumps back by 0\.252 s at line 22 .*"
+                                         r"the file holds two recordings, or the controller restarted"):
+        read_ur_csv(path)
+    # the same timestamp twice with other joint positions: not one RTDE cycle
+    lines = write_ur_csv(tmp_path / "d.csv", rec).read_text().splitlines()
+    twin = lines[6].split(",")
+    twin[1] = f"{float(twin[1]) + 0.5:.6f}"
+    lines.insert(7, ",".join(twin))
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(UrCsvError, match=r"1 row\(s\) repeat an earlier timestamp with other joint positions"):
+        read_ur_csv(tmp_path / "d.csv")
+    # rows a few cycles out of order (a recorder's buffer): sorted, with a warning
+    lines = write_ur_csv(tmp_path / "o.csv", rec).read_text().splitlines()
+    lines[5], lines[6] = lines[6], lines[5]
+    (tmp_path / "o.csv").write_text("\n".join(lines) + "\n")
+    out = read_ur_csv(tmp_path / "o.csv")
+    assert out.n_samples == 40 and "rows were not in timestamp order; sorted" in out.warnings
+
+
 def test_actual_current_as_torque_is_read_as_gravity_compensated_not_as_joint_torque(tmp_path: Path) -> None:
     rec = _recording()
     compensated = np.round(np.random.default_rng(4).normal(size=(rec.n_samples, 6)), 6)

@@ -20,6 +20,7 @@ from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_id.excitation.prbs import PrbsSinusoidSchedule
 from robot_dynamics_id.excitation.trajectory_file import save_trajectory
+from robot_dynamics_id.io.bag_decode import PARTIAL_EXCITATION, read_bag
 from robot_dynamics_id.io.bag_reader import open_bag
 from robot_dynamics_id.io.bag_writer import default_typestore
 from rdi_test_support.launch_emulation import plan_launch
@@ -221,6 +222,10 @@ def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
         # The robot's time at the kill, as an independent subscriber saw it: the stamps are robot time, which
         # falls behind the wall clock when a loaded machine makes the simulator resynchronise.
         robot_t_kill = probe.joint_times_s[-1]
+        # the run goes on to its end, and then the excitation says its recorder left: not a success (exit 4)
+        excitation.popen.wait(timeout=180)
+        assert excitation.popen.returncode == 4 and "['torque_logger'] no longer subscribe" in excitation.log(), \
+            excitation.log()
     finally:
         if excitation is not None:
             excitation.stop()
@@ -234,6 +239,10 @@ def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
     assert stamps[-1] >= robot_t_kill - 1.0, f"last sample {robot_t_kill - stamps[-1]:.2f} s before the kill"
     dt = np.diff(stamps)
     assert dt.max() < 0.05
+    # what identification reads: the bag's last progress message is mid-run, so the reader says it is partial
+    recording = read_bag(bag)
+    assert any(w.startswith(PARTIAL_EXCITATION) and "excitation stage" in w for w in recording.warnings), \
+        recording.warnings
 
 
 def test_excitation_waits_for_the_recorder_and_gives_up_with_a_clear_error(tmp_path, probe):
