@@ -115,7 +115,8 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
                            {"backend": backend, "robot_ip": str(robot_ip), "supports_torque": str(torque),
                             "sim_truth_seed": str(sim_truth_seed)}))
     nodes.append(_node("osc_controller", [_config("osc_controller.yaml")], {
-        "model_file": str(model), "payload_file": str(payload), "task": task, "output_mode": output_mode, "force_source": force_source,
+        "model_file": str(model), "payload_file": str(payload), "task": task, "output_mode": output_mode,
+        "force_source": force_source,
         "robot_connection": connection, "robot_config_files": f"[{robot_files[0]}, {robot_files[1]}]",
         "robot_backend": backend, "robot_ip": str(robot_ip),
         "robot_parameters": f"[supports_torque={'true' if torque else 'false'}, sim_truth_seed={sim_truth_seed}]"}))

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from .backend import BackendConfigurationError, BackendError
 
-__all__ = ["RTDE_PORT", "ControllerVersion", "RtdeConfigurationError", "RtdeProbeError", "bounded_native_call", "probe_rtde"]
+__all__ = ["RTDE_PORT", "ControllerVersion", "RtdeConfigurationError", "RtdeProbeError", "bounded_native_call",
+           "probe_rtde"]
 
 RTDE_PORT = 30004
 _HEADER = struct.Struct(">HB")

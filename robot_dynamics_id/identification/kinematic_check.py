@@ -21,11 +21,12 @@ squares in (p_b, t) per convention; the better convention's rms position residua
 is the robot's. The factory calibration moves the TCP by a mm or two
 (:data:`RESIDUAL_OK_M`). How much the twins differ depends on the motion: d4 is
 along the shoulder axis, so it shows only as far as the base joint turns (an
-excitation's motion: several mm; a wrist-only run: nothing). Every built-in UR is fitted alike: when ``robot`` does
-not fit and another does :data:`OTHER_BETTER_FACTOR` times better, the data are
-that robot's; when none fits and the residual exceeds :data:`NO_FIT_M`, the
-kinematics are not a built-in UR's (or the pose was recorded in another frame). Both are warnings: the joint-space model is
-not harmed, what uses Cartesian kinematics is.
+excitation's motion: several mm; a wrist-only run: nothing). Every built-in UR
+is fitted alike: when ``robot`` does not fit and another does
+:data:`OTHER_BETTER_FACTOR` times better, the data are that robot's; when none
+fits and the residual exceeds :data:`NO_FIT_M`, the kinematics are not a
+built-in UR's (or the pose was recorded in another frame). Both are warnings:
+the joint-space model is not harmed, what uses Cartesian kinematics is.
 """
 
 from __future__ import annotations
