@@ -512,6 +512,8 @@ class RobotLoop:
             slot, self._slot = self._slot, None
             if slot is not None:
                 self._active = None if slot.kind == "stop" else slot
+                if slot.kind == "stop":  # nothing is pending any more: a finished trajectory is not a silent sender
+                    self.guard.disarm_watchdog()
             active = self._active
             expired = self.guard.watchdog_expired(now)
             if expired:
