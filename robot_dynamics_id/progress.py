@@ -135,8 +135,11 @@ class ProgressReporter:
         return self
 
     def __exit__(self, *exc) -> None:
-        if exc[0] is not None and self._live:
-            self._end_line()  # an error message must start on its own line
+        if exc[0] is not None:  # an error or an interrupt: never "done"
+            if self._live:
+                self._end_line()  # an error message must start on its own line
+            elif self._stage is not None and not self._closed:
+                self._write(f"{self.label}: stopped after {self._clock() - self._start:.1f} s\n")
             self._closed = True
             return
         self.close()

@@ -53,6 +53,18 @@ def test_a_pipe_or_file_gets_one_line_per_stage_and_at_most_one_every_few_second
     assert all(len(line) < 100 for line in lines)
 
 
+def test_an_error_or_interrupt_inside_never_ends_in_done():
+    """'identify: done in 12.7 s' came before 'interrupted' (a review): a job left by an exception is not done."""
+    for error in (KeyboardInterrupt, ValueError):
+        out, clock = io.StringIO(), FakeClock()
+        with pytest.raises(error):
+            with ProgressReporter("identify", out, clock=clock) as reporter:
+                reporter(0.3, "regressor")
+                clock.t += 12.7
+                raise error()
+        assert out.getvalue().splitlines()[-1] == "identify: stopped after 12.7 s"
+
+
 def test_a_stage_change_is_always_reported_however_fast_the_updates():
     out, clock = io.StringIO(), FakeClock()
     reporter = ProgressReporter("plan", out, clock=clock, log_interval_s=5.0)
