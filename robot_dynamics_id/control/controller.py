@@ -395,10 +395,13 @@ class OperationalSpaceController:
                 f"contact force {float(np.linalg.norm(sig.w_tip[:3])):.1f} N exceeds {CONTACT_FORCE_STOP_FACTOR:g} x "
                 f"max_force_n = {self.config.max_force_n:g} N: stop the arm. Approach slower, lower the force "
                 "target, or raise max_force_n if the tool and the part take it")
+        started = None
         if self._contact_requested:
             self._contact_requested = False
-            self.stages.start_approach(time_s)
+            started = self.stages.start_approach(time_s)
         self._update_contact_stage(sig, normal_force, time_s)
+        if started is not None:  # reported like every stage change (the node logs and keeps command.events)
+            c.events = (started, *c.events)
         self._motion_law(sig, c.position_error_m, c.orientation_error_rad)
         c.force_error[:] = 0.0
         self._output.begin(sig)

@@ -375,8 +375,11 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     try:
         result = identify(recording, rm, options, preprocessed=data, progress=scaled(progress, 0.15, 0.7))
     except InsufficientExcitationError as exc:  # a damaged or cut-off file looks like a poor excitation: say so
-        raise InsufficientExcitationError(f"{exc}. What the reader noticed: {'; '.join(recording.warnings)}"
-                                          if recording.warnings else str(exc)) from None
+        if not recording.warnings:
+            raise
+        raise InsufficientExcitationError(f"{str(exc).rstrip('.')}. What the reader noticed: "
+                                          f"{'; '.join(recording.warnings)}",
+                                          exc.unidentifiable) from None
     names = list(rm.joint_names)
     consistent = bool(np.all(result.physically_consistent_links))
     warnings += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent)

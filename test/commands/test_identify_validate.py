@@ -280,6 +280,26 @@ def test_a_few_seconds_of_motion_are_a_doubtful_result_not_a_success(tmp_path, c
     assert _metrics(tmp_path / "m")["status"] == "doubtful"
 
 
+def test_too_little_excitation_quotes_what_the_reader_noticed(data, tmp_path, capsys):
+    """A damaged or cut file looks like a poor excitation: the refusal says what the reader found (it crashed
+    with a TypeError when first written, found by a review)."""
+    from dataclasses import replace
+
+    from robot_dynamics_id.io.ur_csv import read_ur_csv
+
+    recording = read_ur_csv(data["train_csv"])
+    q, qd = recording.q_rad.copy(), recording.qd_rad_s.copy()
+    q[:, 1:], qd[:, 1:] = q[0, 1:], 0.0  # only the base joint moves
+    csv = write_ur_csv(tmp_path / "base_only.csv", replace(recording, q_rad=q, qd_rad_s=qd))
+    lines = csv.read_text().splitlines()
+    lines.insert(10, lines[9])  # one RTDE cycle written twice: a reader warning
+    csv.write_text("\n".join(lines) + "\n")
+    assert _identify(csv, tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--skip-robot-check") == 1
+    err = capsys.readouterr().err
+    assert "the data excite only" in err and "What the reader noticed: 1 row(s) repeat an earlier timestamp" in err
+    assert "Traceback" not in err and not (tmp_path / "m" / "model.yaml").exists()
+
+
 def test_a_ur3e_recording_identified_as_a_ur3_is_named_by_its_tcp_pose(tmp_path, capsys):
     """The torques fit either twin; the ur_rtde CSV's actual_TCP_pose does not (d4 differs by 18.7 mm)."""
     from dataclasses import replace

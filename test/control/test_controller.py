@@ -117,6 +117,7 @@ def test_a_force_target_in_free_motion_starts_the_contact_sequence(model):
     ctl.set_force_target(wrench_task=[0, 0, 8.0, 0, 0, 0], start_contact=True)
     cmd = ctl.step(Q, np.zeros(6), 0.004, wrench_base=np.zeros(6))
     assert cmd.stage is ContactStage.APPROACH and ctl.events[-1].time_s == 0.004
+    assert [e.to_stage for e in cmd.events] == [ContactStage.APPROACH]  # reported this cycle, as the node logs
 
 
 def test_a_contact_force_beyond_the_stop_limit_stops_the_law(model):
