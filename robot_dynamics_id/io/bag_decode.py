@@ -293,6 +293,8 @@ def _excitation_cut_off(bag: BagSource) -> str | None:
         progress = json.loads(_typestore().deserialize_cdr(last[2], last[1]).data)
     except (ValueError, AttributeError, KeyError):
         return None  # not the excitation node's JSON: nothing to say
+    if not isinstance(progress, dict):
+        return None
     stage, phase = progress.get("stage"), progress.get("phase")
     if stage == "excitation" and phase == "done":
         return None
