@@ -263,9 +263,26 @@ class OperationalSpaceController:
 
         Raises ValueError for NaN/inf, a non-rotation matrix, or a position out of reach.
         """
+        p, r = self.check_motion_target(position_m, rotation)
+        for name, value in (("twist", twist), ("acceleration", acceleration)):
+            if value is not None:
+                v = np.asarray(value, float)
+                if v.shape != (6,) or not math.isfinite(float(v @ v)):
+                    raise ValueError(f"motion target {name} must be 6 finite numbers, got {value!r}")
+        self._x_d[:] = p
+        if r is not None:
+            self._r_d[:] = r
+        self._xd_d[:] = 0.0 if twist is None else twist
+        self._xdd_d[:] = 0.0 if acceleration is None else acceleration
+        self._has_motion_target = True
+
+    def check_motion_target(self, position_m, rotation=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The pose as arrays, or ValueError for NaN/inf, a non-rotation matrix, or a position out of reach
+        (a ball about the shoulder: a straight line between two accepted positions stays accepted)."""
         # Called every cycle by a task: the checks are cheap (a dot product is NaN/inf iff an entry is),
         # and an unchanged rotation is not checked again.
         p = np.asarray(position_m, float)
+        r = None
         if p.shape != (3,) or not math.isfinite(float(p @ p)):
             raise ValueError(f"motion target position must be 3 finite numbers (m), got {position_m!r}")
         if rotation is not None:
@@ -282,17 +299,7 @@ class OperationalSpaceController:
             raise ValueError(
                 f"motion target {p.round(4).tolist()} m is {distance:.3f} m from the shoulder, beyond the arm's "
                 f"reach of {self._reach_m - self.config.reach_margin_m:.3f} m; choose a closer target")
-        for name, value in (("twist", twist), ("acceleration", acceleration)):
-            if value is not None:
-                v = np.asarray(value, float)
-                if v.shape != (6,) or not math.isfinite(float(v @ v)):
-                    raise ValueError(f"motion target {name} must be 6 finite numbers, got {value!r}")
-        self._x_d[:] = p
-        if rotation is not None:
-            self._r_d[:] = r
-        self._xd_d[:] = 0.0 if twist is None else twist
-        self._xdd_d[:] = 0.0 if acceleration is None else acceleration
-        self._has_motion_target = True
+        return p, r
 
     def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None,
                          start_contact: bool = False) -> None:

@@ -17,7 +17,7 @@ from ..robots.description import ROBOT_NAMES, get_robot
 from ..robots.model import robot_key, same_robot
 
 __all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "direct_robot_config",
-           "polishing_settings", "tool_payload"]
+           "polishing_settings", "target_motion_settings", "tool_payload"]
 
 OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot", "string", "ur3", "robot (kinematics): ur3, ur3e, ur5e, ur10e or a URDF path"),
@@ -58,6 +58,15 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "how often the compliant-joint correction is recomputed", "Hz"),
     ParameterSpec("task", "string", "external",
                   "external (targets on ~/target_frame, ~/target_wrench) or polishing (built-in P2 task)"),
+    ParameterSpec("target_speed_m_s", "double", 0.1,
+                  "external: a ~/target_frame goal is reached at most this fast (a step becomes a smooth move; a "
+                  "stream of goals is followed with a lag of speed^2 / (2 acceleration))", "m/s"),
+    ParameterSpec("target_acceleration_m_s2", "double", 0.5, "external: the pose reference's acceleration bound",
+                  "m/s^2"),
+    ParameterSpec("target_angular_speed_rad_s", "double", 0.5, "external: the pose reference's rotation speed bound",
+                  "rad/s"),
+    ParameterSpec("target_angular_acceleration_rad_s2", "double", 2.0,
+                  "external: the pose reference's angular acceleration bound", "rad/s^2"),
     ParameterSpec("polishing_force_n", "double", 10.0, "polishing: desired normal force", "N"),
     ParameterSpec("polishing_amplitude_m", "double", 0.08, "polishing: sinusoid amplitude", "m"),
     ParameterSpec("polishing_period_s", "double", 5.0, "polishing: sinusoid period", "s"),
@@ -145,6 +154,17 @@ def polishing_settings(p: dict, max_force_n: float) -> tuple[dict, float]:
     return {"expected_surface_z_m": float(p["polishing_surface_z_m"]),
             "amplitude_m": check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
             "period_s": check_positive("polishing_period_s", p["polishing_period_s"])}, force
+
+
+def target_motion_settings(p: dict) -> dict:
+    """PoseReference bounds of the external task (control/pose_reference.py), checked at start-up: beyond what a UR
+    tool reaches (1 m/s linear, pi rad/s) is refused as a unit slip, not passed on to the law."""
+    return {"speed_m_s": check_positive("target_speed_m_s", p["target_speed_m_s"], upper=1.0),
+            "acceleration_m_s2": check_positive("target_acceleration_m_s2", p["target_acceleration_m_s2"], upper=10.0),
+            "angular_speed_rad_s": check_positive("target_angular_speed_rad_s", p["target_angular_speed_rad_s"],
+                                                  upper=np.pi),
+            "angular_acceleration_rad_s2": check_positive("target_angular_acceleration_rad_s2",
+                                                          p["target_angular_acceleration_rad_s2"], upper=40.0)}
 
 
 def direct_robot_config(p: dict) -> UrInterfaceConfig:

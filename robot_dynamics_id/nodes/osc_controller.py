@@ -5,13 +5,14 @@ Subscribes
   /motor_currents                          sensor_msgs/JointState (effort = current, A; sensorless force)
   /force_torque_sensor_broadcaster/wrench  geometry_msgs/WrenchStamped (frame_id *base: base axes, as our
                                            ur_interface publishes; otherwise tool0 axes, as the UR driver)
-  ~/target_frame                           geometry_msgs/PoseStamped: motion target (base frame), task external
+  ~/target_frame                           geometry_msgs/PoseStamped: goal of the motion point (base frame), task
+                                           external; reached within target_speed_m_s etc. (control/pose_reference.py)
   ~/target_wrench                          geometry_msgs/WrenchStamped: force target at the tool tip (tool axes)
 Publishes
   /forward_effort_controller/commands      std_msgs/Float64MultiArray, Nm (output_mode torque)
   /forward_velocity_controller/commands    std_msgs/Float64MultiArray, rad/s (output_mode velocity)
-  ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity,
-                                           loop timing, events (new since the last state), stage_history (all stage changes)
+  ~/state                                  std_msgs/String, JSON: stage, pose/force errors, singularity, pose (and
+                                           goal), loop timing, events (new since the last state), stage_history
   ~/force_error_n, ~/position_error_m      std_msgs/Float64 at state_rate_hz, the newest cycle's normal force
                                            error f_d - n (N; 0 outside contact) and |position error| (m)
   /diagnostics                             diagnostic_msgs/DiagnosticArray, 1 Hz: "osc_controller: controller"
@@ -28,11 +29,9 @@ Two ways to reach the robot (``robot_connection``):
   the robot's state topics itself (/joint_states, /motor_currents,
   /target_moment, the wrench), so a recorder sees the same topics.
 * ``topics`` — the node talks to a separate robot node (ur_interface or the
-  official UR driver) over the topics above; its loop runs in its own thread
-  at ``rate_hz`` and ROS callbacks only swap in the newest measurements and
-  targets. DDS adds latency and jitter to every cycle; measured in
-  simulation, that lost the contact (torque and velocity output alike), so
-  contact tasks use ``direct``.
+  official UR driver) over the topics above, its loop in its own thread at
+  ``rate_hz``. DDS adds latency and jitter to every cycle (in simulation that
+  lost the contact), so contact tasks use ``direct``.
 
 Any error stops the controller (zero torque / a speedJ stop) and it stays
 stopped; so does any robot fault (protective stop, disconnection).
@@ -66,7 +65,8 @@ from ..robots.model import same_robot
 from ._diagnostic_rules import controller_report, robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
 from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, direct_robot_config,
-                              polishing_settings, tool_payload)
+                              polishing_settings, target_motion_settings, tool_payload)
+from ._osc_state import command_fields, pose_fields, true_force_error
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
@@ -144,6 +144,7 @@ class OscControllerNode(Node):
             )
             self.controller = OperationalSpaceController(model, config=config)
             self._polishing = polishing_settings(p, config.max_force_n) if self.task_kind == "polishing" else None
+            self._target_motion = target_motion_settings(p) if self.task_kind == "external" else None
         except ValueError as exc:
             raise ParameterError(f"controller configuration: {exc}") from None
         self.output_mode = config.output_mode.value
@@ -154,8 +155,9 @@ class OscControllerNode(Node):
         self._current: np.ndarray | None = None
         self._wrench_base: np.ndarray | None = None
         self._wrench_in_base_axes = True
-        self._task = None
+        self._task = None  # PolishingTask, or the external task's PoseReference
         self._task_t0: float | None = None
+        self._goal: tuple[np.ndarray, np.ndarray] | None = None  # a goal that came before the task started
         self._stopped_reason: str | None = None
         self._period_errors: list[float] = []
         self._step_times: list[float] = []
@@ -295,9 +297,13 @@ class OscControllerNode(Node):
         try:
             if not np.all(np.isfinite(quat)) or abs(np.linalg.norm(quat) - 1.0) > 1e-3:
                 raise ValueError(f"orientation quaternion {quat.tolist()} is not a unit quaternion")
-            rotation = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
-            with self._lock:
-                self.controller.set_motion_target(np.array([p.x, p.y, p.z]), rotation)
+            goal = self.controller.check_motion_target(np.array([p.x, p.y, p.z]),
+                                                       pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix())
+            with self._lock:  # the reference moves to it within the target_* bounds, from the next cycle on
+                if self._task is None:
+                    self._goal = goal
+                else:
+                    self._task.set_goal(*goal)
         except ValueError as exc:
             self.get_logger().error(f"target_frame refused: {exc}")
             self._stage_events.append(f"target refused: {exc}")
@@ -327,6 +333,7 @@ class OscControllerNode(Node):
         return False
 
     def _start_task(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        from ..control.pose_reference import PoseReference
         from ..control.tasks import PolishingTask
 
         ctl = self.controller
@@ -342,6 +349,9 @@ class OscControllerNode(Node):
             ctl.set_force_target(force_n)
             ctl.start_approach(t)
         else:
+            self._task = PoseReference(start, rotation, **self._target_motion)
+            if self._goal is not None:
+                self._task.set_goal(*self._goal)
             ctl.enter_free_motion()
         self._task_t0 = t
 
@@ -400,17 +410,10 @@ class OscControllerNode(Node):
         return CycleCommand(self.output_mode, values)
 
     def _score_against_truth(self, state: RobotState) -> None:
-        """Simulation only: the normal-force error against the noise-free contact force (not used by the law).
-
-        force_error is f_d - n_measured with n = r_z . (-f_base) (the law's sign convention), so
-        f_d - n_true = force_error - r_z . (f_measured - f_true).
-        """
-        cmd = self._last
-        if cmd.stage != "hybrid" or self.controller.config.force_source.value != "sensor":
-            return
-        r_z = self.controller.osm.tip_rotation[:, 2]
-        error = float(cmd.force_error[2]) - float(r_z @ (state.tcp_wrench_base[:3] - state.tcp_wrench_base_true[:3]))
-        self._true_force_error_window_n = max(self._true_force_error_window_n or 0.0, abs(error))
+        """Simulation only: the worst normal-force error against the noise-free contact force (not used by the law)."""
+        if self.controller.config.force_source.value == "sensor" and self._last.stage == "hybrid":
+            error = abs(true_force_error(self._last, self.controller.osm, state))
+            self._true_force_error_window_n = max(self._true_force_error_window_n or 0.0, error)
 
     def _cycle(self, duration: float) -> None:
         with self._lock:
@@ -497,12 +500,8 @@ class OscControllerNode(Node):
                        else str(self.controller.stage),
                        "stopped": self._stopped_reason}
         if cmd is not None:
-            state.update(
-                force_error_n=[float(v) for v in np.ravel(cmd.force_error)[:6]],
-                contact_wrench_tip_base=[float(v) for v in np.ravel(cmd.contact_wrench_tip_base)],
-                position_error_m=float(np.linalg.norm(cmd.position_error_m)),
-                orientation_error_rad=float(np.linalg.norm(cmd.orientation_error_rad)),
-                sigma_min=float(cmd.sigma_min), singular=bool(cmd.singular_weight > 0))
+            state.update(command_fields(cmd))
+            state.update(pose_fields(self.controller.osm, self._task if self._polishing is None else None))
         if self._force_error_window_n is not None:
             # max |normal force error| over every cycle since the previous ~/state (N)
             state["force_error_abs_max_n"], self._force_error_window_n = self._force_error_window_n, None

@@ -174,3 +174,66 @@ def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected)
     process.popen.wait(timeout=60)
     assert process.popen.returncode == 2, process.log()
     assert all(text in process.log() for text in expected), process.log()
+
+
+def _goal(position_m, quaternion_xyzw) -> PoseStamped:
+    goal = PoseStamped()
+    goal.header.frame_id = "base"
+    goal.pose.position.x, goal.pose.position.y, goal.pose.position.z = (float(v) for v in position_m)
+    o = goal.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quaternion_xyzw)
+    return goal
+
+
+def _joint_speed_peak_after(probe, t0_s: float) -> float:
+    t, _, qd = probe.joint_arrays()
+    return float(np.abs(qd[t > t0_s]).max())
+
+
+@pytest.mark.parametrize("bounds, smooth", [
+    ([], True),  # the defaults: 0.1 m/s, 0.5 m/s^2
+    # bounds far above what the 4 cm move needs: the goal is handed to the law almost as a step
+    (["target_speed_m_s:=1.0", "target_acceleration_m_s2:=10.0"], False),
+])
+def test_a_pose_goal_is_reached_along_a_bounded_path_without_a_false_contact(tmp_path, probe, bounds, smooth):
+    """A 4 cm goal with a wrench target: the reference moves there within the target_* bounds, so neither the
+    joints nor the F/T sensor (the tool's own inertia) see the step; the arm arrives, the contact sequence waits
+    in approach (nothing is touched), ~/state says where the arm and the goal are."""
+    process = _start_external(tmp_path, probe, ["-p", "robot_parameters:=[supports_torque=true, sim_truth_seed=3]"]
+                              + [x for b in bounds for x in ("-p", b)])
+    try:
+        assert wait_until(lambda: probe.target_frame.get_subscription_count() > 0
+                          and probe.target_wrench.get_subscription_count() > 0, 30.0)
+        assert wait_until(lambda: "pose" in probe.states[-1], 10.0), probe.states[-1]
+        start = probe.states[-1]["pose"]
+        goal = np.array(start["position_m"]) + [0.0, 0.04, 0.0]
+        t_sent, n_sent = probe.joint_arrays()[0][-1], len(probe.states)
+        wrench = WrenchStamped()
+        wrench.wrench.force.z = 10.0  # starts the contact sequence: approach until the force passes 10 N
+        probe.target_wrench.publish(wrench)
+        probe.target_frame.publish(_goal(goal, start["quaternion_xyzw"]))
+
+        def arrived():
+            s = probe.states[-1]
+            return s["stopped"] is not None or ("goal" in s and s["goal"]["at_rest"]
+                                                and np.linalg.norm(np.subtract(s["pose"]["position_m"], goal)) < 0.002)
+
+        assert wait_until(arrived, 30.0), (probe.states[-1], process.log())
+        time.sleep(0.5)
+        latest = probe.states[-1]
+        history = latest["stage_history"]
+        peak = _joint_speed_peak_after(probe, t_sent)
+        worst_force = max(np.linalg.norm(s["contact_wrench_tip_base"][:3]) for s in probe.states[n_sent:])
+        if smooth:
+            assert latest["stopped"] is None, latest
+            assert np.allclose(latest["goal"]["position_m"], goal) and latest["goal"]["remaining_m"] == 0.0
+            assert np.linalg.norm(np.subtract(latest["pose"]["position_m"], goal)) < 0.002, latest["pose"]
+            # at 0.1 m/s the UR3's joints turn well below 1 rad/s; the tool's inertia stays far below 10 N
+            assert peak < 0.6, peak
+            assert worst_force < 5.0, worst_force
+            assert history and history[-1].startswith("t=") and "free -> approach" in history[-1], history
+        else:  # the step the old controller saw: a false impact or an overspeed stop, or at least a swing
+            assert (peak > 1.0 or worst_force > 10.0 or latest["stopped"] is not None
+                    or any("impact" in e for e in history)), (peak, worst_force, latest)
+    finally:
+        process.stop()
