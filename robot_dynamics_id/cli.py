@@ -6,6 +6,7 @@ Sub-commands live in :mod:`robot_dynamics_id.commands`, one module each.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import pkgutil
@@ -52,6 +53,17 @@ def _on_sigterm(signum, frame):
     raise _Terminated
 
 
+def _os_error_text(exc: OSError, args) -> str:
+    """An OSError as a user reads it: a full disk names where the command was writing (a write to an open file
+    carries no file name) and what to do."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return str(exc)
+    where = exc.filename or getattr(args, "out", None)
+    place = f" while writing {where}" if where else ""
+    return (f"the disk is full{place} ({exc.strerror}): free space or write elsewhere (--out); the files written "
+            "before it are kept, but this command's results are incomplete")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -67,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rdi {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError, RuntimeError) as exc:
+    except OSError as exc:
+        print(f"rdi {args.command}: error: {_os_error_text(exc, args)}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError) as exc:
         # Errors of the package carry the fix in their message; no traceback for users.
         print(f"rdi {args.command}: error: {exc}", file=sys.stderr)
         return 1

@@ -225,12 +225,23 @@ class CheckReport:
     lowest_height_m: float
     lowest_point: str
     duration_s: float
+    #: the same peaks as fractions of the robot's own limits (the checked limits may be scaled down)
+    velocity_fraction_of_robot: np.ndarray | None = None
+    acceleration_fraction_of_robot: np.ndarray | None = None
+
+    @staticmethod
+    def _fraction(checked: np.ndarray, of_robot: np.ndarray | None) -> str:
+        text = f"max {checked.max():.0%} of the limit checked"
+        if of_robot is not None and abs(of_robot.max() - checked.max()) >= 0.005:
+            text += f", {of_robot.max():.0%} of the robot's"
+        return text
 
     def summary(self) -> str:
         return (f"duration {self.duration_s:.2f} s; peak velocity {np.round(self.peak_velocity_rad_s, 3).tolist()} "
-                f"rad/s (max {self.velocity_fraction.max():.0%} of limit); peak acceleration "
-                f"{np.round(self.peak_acceleration_rad_s2, 3).tolist()} rad/s^2 (max "
-                f"{self.acceleration_fraction.max():.0%} of limit); smallest position margin "
+                f"rad/s ({self._fraction(self.velocity_fraction, self.velocity_fraction_of_robot)}); peak "
+                f"acceleration {np.round(self.peak_acceleration_rad_s2, 3).tolist()} rad/s^2 "
+                f"({self._fraction(self.acceleration_fraction, self.acceleration_fraction_of_robot)}); smallest "
+                "position margin "
                 f"{self.position_margin_rad.min():.3f} rad; lowest point {self.lowest_point} at "
                 f"{self.lowest_height_m:.3f} m")
 
@@ -364,4 +375,6 @@ def check_trajectory(
         position_margin_rad=margin, peak_velocity_rad_s=peak_v, peak_acceleration_rad_s2=peak_a,
         velocity_fraction=peak_v / limits.velocity_rad_s, acceleration_fraction=peak_a / limits.acceleration_rad_s2,
         lowest_height_m=lowest_height, lowest_point=lowest_point, duration_s=trajectory.duration_s,
+        velocity_fraction_of_robot=peak_v / np.asarray(robot.velocity_limit_rad_s, float),
+        acceleration_fraction_of_robot=peak_a / np.asarray(robot.acceleration_limit_rad_s2, float),
     )

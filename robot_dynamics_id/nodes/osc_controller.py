@@ -15,6 +15,8 @@ Publishes
                                            goal), loop timing, events (new since the last state), stage_history
   ~/force_error_n, ~/position_error_m      std_msgs/Float64 at state_rate_hz, the newest cycle's normal force
                                            error f_d - n (N; 0 outside contact) and |position error| (m)
+  ~/command                                direct: sensor_msgs/JointState, each cycle's command after the guard
+                                           (effort Nm or velocity rad/s), stamped like the cycle's sample
   /diagnostics                             diagnostic_msgs/DiagnosticArray, 1 Hz: "osc_controller: controller"
                                            (ERROR: stopped on an error; WARN: waiting for state, singular, force
                                            error at its limit); direct: "osc_controller: robot loop" too
@@ -242,8 +244,9 @@ class OscControllerNode(Node):
             # inline: published by the loop thread after each command, so no second thread takes the GIL
             # in the middle of the next cycle's law
             self._robot_topics = RobotStateTopics(node=self, config=robot, inline=True)
+        topics = self._robot_topics  # on_command: ~/command, each cycle's command after the guard (as ur_interface)
         self._robot_loop = robot.make_loop(
-            on_sample=None if self._robot_topics is None else self._robot_topics.on_sample,
+            on_sample=topics and topics.on_sample, on_command=topics and topics.on_command,
             on_event=self._on_robot_event, cycle_controller=self._direct_cycle,
             cycle_monitor=self._collision_monitor(robot))
 

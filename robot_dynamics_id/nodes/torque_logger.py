@@ -246,6 +246,11 @@ class TorqueLoggerNode(Node):
         counts = ", ".join(f"{t}: {n}" for t, n in self._counts.items()) or "nothing yet"
         waiting = [t for t in self._wanted if t not in self._subscribed]
         extra = f"; waiting for {waiting}" if waiting else ""
+        lost = {t: n for t, n in self._lost.items() if n}
+        if lost:  # said while recording, so the run can be repeated now rather than found short at identify
+            self.get_logger().warning(f"recorded {counts}{extra}; LOST (the recorder fell behind; DDS dropped them): "
+                                      + ", ".join(f"{t}: {n}" for t, n in lost.items()))
+            return
         self.get_logger().info(f"recorded {counts}{extra}")
 
     # ---- Ctrl-C / SIGTERM (run_node) ------------------------------------------------------------------------
@@ -272,6 +277,10 @@ class TorqueLoggerNode(Node):
         try:
             self.bag.close()
         except OSError as exc:
+            if self.exit_code == 1:  # the write error said it all; one line on what that means for the bag
+                self.get_logger().warning(f"the bag has no metadata.yaml either ({exc.strerror or exc}); rdi "
+                                          "identify reads it without")
+                return
             self.exit_code = 1
             self.get_logger().error(f"cannot finish the bag {self.bag.path} ({exc.strerror or exc}): it has no "
                                     "metadata.yaml; rdi identify still reads what was written")

@@ -1,6 +1,9 @@
 """`rdi excite plan` / `rdi excite check`: plan, save, validate, and refuse with the violation named."""
 
+import re
+
 import numpy as np
+import pytest
 import yaml
 
 from robot_dynamics_id.cli import main
@@ -27,7 +30,13 @@ def test_plan_fourier_small(tmp_path, capsys):
     assert rc == 0
     traj = load_trajectory(out)
     assert traj.kind == "fourier" and traj.limits["table_height_m"] == 0.08
+    # plan checks against the optimiser's limits (0.5 x the robot's velocity and acceleration): it says so, and
+    # gives the fraction of the robot's own limits that `excite check` (full limits) prints
+    planned = re.search(r"rad/s \(max (\d+)% of the limit checked, (\d+)% of the robot's\)", capsys.readouterr().out)
+    assert planned and int(planned[2]) == pytest.approx(int(planned[1]) / 2, abs=1), planned
     assert main(["excite", "check", str(out), "--robot", "ur3", "--table-height", "0.08"]) == 0
+    checked = re.search(r"rad/s \(max (\d+)% of the limit checked\)", capsys.readouterr().out)
+    assert checked and checked[1] == planned[2]
 
 
 def test_check_refuses_and_names_the_violation(tmp_path, capsys):

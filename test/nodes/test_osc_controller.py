@@ -17,6 +17,7 @@ import rclpy
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, String
 
 from rdi_test_support.launch_emulation import plan_launch
@@ -44,6 +45,8 @@ def probe():
     p.numbers = {"force_error_n": [], "position_error_m": []}
     for topic, values in p.numbers.items():
         p.create_subscription(Float64, f"/osc_controller/{topic}", lambda m, v=values: v.append(m.data), _RELIABLE)
+    p.commands = []
+    p.create_subscription(JointState, "/osc_controller/command", p.commands.append, _RELIABLE)
     p.diagnostics = []
     p.create_subscription(DiagnosticArray, "/diagnostics", lambda m: p.diagnostics.extend(m.status), _RELIABLE)
     yield p
@@ -199,6 +202,7 @@ def test_a_pose_goal_is_reached_along_a_bounded_path_without_a_false_contact(tmp
     """A 4 cm goal with a wrench target: the reference moves there within the target_* bounds, so neither the
     joints nor the F/T sensor (the tool's own inertia) see the step; the arm arrives, the contact sequence waits
     in approach (nothing is touched), ~/state says where the arm and the goal are."""
+    probe.commands.clear()
     process = _start_external(tmp_path, probe, ["-p", "robot_parameters:=[supports_torque=true, sim_truth_seed=3]"]
                               + [x for b in bounds for x in ("-p", b)])
     try:
@@ -232,6 +236,11 @@ def test_a_pose_goal_is_reached_along_a_bounded_path_without_a_false_contact(tmp
             assert peak < 0.6, peak
             assert worst_force < 5.0, worst_force
             assert history and history[-1].startswith("t=") and "free -> approach" in history[-1], history
+            # what the loop sent the robot each cycle (torque output: effort, Nm), stamped on the robot's clock
+            sent = [m for m in probe.commands if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec > t_sent]
+            stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in sent])
+            assert len(sent) > 200 and all(len(m.effort) == 6 and not m.velocity for m in sent)
+            assert np.all(np.diff(stamps) > 0) and np.all(np.isfinite([m.effort for m in sent]))
         else:  # the step the old controller saw: a false impact or an overspeed stop, or at least a swing
             assert (peak > 1.0 or worst_force > 10.0 or latest["stopped"] is not None
                     or any("impact" in e for e in history)), (peak, worst_force, latest)
