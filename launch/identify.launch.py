@@ -19,7 +19,8 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("bag", description="bag directory (or ur_rtde CSV) to identify from"),
         DeclareLaunchArgument("out", default_value="identification", description="report folder"),
-        DeclareLaunchArgument("robot", default_value="ur3", description="ur3, ur3e, ur5e, ur10e or a URDF path"),
+        DeclareLaunchArgument("robot", default_value="ur3",
+                              description="ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path"),
         DeclareLaunchArgument("validation", default_value="", description="optional recording to validate on"),
         DeclareLaunchArgument("payload_model", default_value="",
                               description="arm model.yaml: identify the payload in the bag instead of the arm"),

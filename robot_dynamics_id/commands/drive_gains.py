@@ -35,7 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--payload-com", default="0,0,0", metavar="X,Y,Z",
                         help="payload centre of mass in tool0, m (default 0,0,0: on the flange centre, which "
                              "leaves the last joint's gain unidentifiable)")
-    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path (default ur3)")
+    parser.add_argument("--robot", default="ur3",
+                        help="ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path (default ur3)")
     parser.add_argument("--gravity", metavar="GX,GY,GZ",
                         help="gravitational acceleration in the base frame, m/s² (default 0,0,-9.81: a floor mount; "
                              "see rdi identify --gravity)")

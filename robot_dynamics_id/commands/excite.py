@@ -31,7 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     plan = sub.add_parser("plan", help="generate (and for fourier: optimise) an excitation and save it as YAML",
                           description="Generate an excitation trajectory, check it and save it as YAML.")
-    plan.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e or a URDF path (default ur3)")
+    plan.add_argument("--robot", default="ur3",
+                      help="ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path (default ur3)")
     plan.add_argument("--kind", choices=("fourier", "prbs", "payload"), default="fourier",
                       help="fourier: optimised Fourier series; prbs: the PRBS + sinusoid schedule of P3; payload: "
                            "a short optimised wrist motion (arm still) for payload identification (rdi payload)")

@@ -106,8 +106,8 @@ def read_options(args: argparse.Namespace):
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXIT_CODES
     parser.add_argument("--data", required=True, help="rosbag2 bag directory (or .mcap/.db3) or ur_rtde CSV file")
-    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5e, ur10e (default ur3); the data are checked "
-                                                       "against its nominal model")
+    parser.add_argument("--robot", default="ur3", help="ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e (default ur3); the "
+                                                       "data are checked against its nominal model")
     parser.add_argument("--urdf", help="a URDF file to use instead of a built-in robot")
     parser.add_argument("--gravity", metavar="GX,GY,GZ",
                         help="gravitational acceleration in the robot's base frame, m/s² (default 0,0,-9.81: a "

@@ -49,7 +49,8 @@ def _gains(text: str) -> tuple[float, ...]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", default="ur3", help="simulated arm: ur3, ur3e, ur5e or ur10e (default ur3)")
+    parser.add_argument("--robot", default="ur3",
+                        help="simulated arm: ur3, ur3e, ur5, ur5e, ur10, ur10e or ur16e (default ur3)")
     parser.add_argument("--truth-seed", type=int, default=0,
                         help="seed of the plant's perturbed true parameters (sim/truth.make_truth); "
                              "-1: the nominal model (default 0)")

@@ -83,7 +83,8 @@ def _check_priority(value) -> int:
     return priority
 
 UR_INTERFACE_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5e, ur10e, or the path of a URDF file"),
+    ParameterSpec("robot", "string", "ur3",
+                  "robot model: ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e, or the path of a URDF file"),
     ParameterSpec("backend", "string", "sim", "sim (MuJoCo UR in-process) or rtde (a UR controller via ur_rtde)"),
     ParameterSpec("robot_ip", "string", "127.0.0.1",
                   "controller address for backend rtde (127.0.0.1 = the local stand-in, rdi sim-controller)"),
@@ -260,7 +261,8 @@ class UrInterfaceConfig:
         n = robot.n_joints
         backend = check_choice("backend", p["backend"], ("sim", "rtde"))
         if backend == "sim" and robot.description is None:
-            raise ParameterError("parameter 'robot': the simulator needs a built-in robot (ur3, ur3e, ur5e, ur10e); "
+            raise ParameterError("parameter 'robot': the simulator needs a built-in robot (ur3, ur3e, ur5, ur5e, ur10, "
+                                 "ur10e, ur16e); "
                                  "a URDF path works with backend: rtde")
         rate = check_positive("rate_hz", p["rate_hz"])
         if rate not in (125.0, 500.0):

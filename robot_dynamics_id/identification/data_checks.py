@@ -449,7 +449,9 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
     fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
         listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)
-        parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}")
+        twins = "" if len(fitting) == 1 else (" (or whichever of them you have: joint torques hardly tell a UR from "
+                                               "its e-Series twin)")
+        parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}{twins}")
     if SCALE_OK[1] < scale < 3.5:  # a mounted tool is the commonest cause: named before the gains
         parts.append(f"{'Or a' if parts else 'A'} payload at the flange raises the torques: identify the arm "
                      "without one (a run with the payload is for rdi payload; rdi validate --payload payload.yaml "

@@ -36,14 +36,17 @@ import numpy as np
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
-__all__ = ["NO_FIT_M", "OTHER_BETTER_FACTOR", "RESIDUAL_OK_M", "check_tcp_pose_fits_robot", "tcp_pose_residual_m"]
+__all__ = ["NO_FIT_M", "OTHER_BETTER_FACTOR", "OTHER_FIT_M", "RESIDUAL_OK_M", "check_tcp_pose_fits_robot", "tcp_pose_residual_m"]
 
 #: rms TCP position residual (m) within which a robot's nominal kinematics fit a recorded pose (a factory
 #: calibration moves a real arm's TCP by about this much: ur.md); another robot must also fit 3x better, so a
 #: calibration a little larger than this never names another robot
 RESIDUAL_OK_M = 0.002
-#: another robot "fits instead" when its residual is this many times smaller and within RESIDUAL_OK_M
+#: another robot "fits instead" when its residual is this many times smaller and within OTHER_FIT_M
 OTHER_BETTER_FACTOR = 3.0
+#: the largest residual (m) with which another robot can "fit instead": a calibration larger than RESIDUAL_OK_M
+#: leaves the right robot a few mm (2.3 mm in a simulated one) while its twin leaves 3.5-10 mm, never a third of it
+OTHER_FIT_M = 0.005
 #: with no built-in UR fitting, a residual above this (m) says the kinematics are not ``robot``'s: well above
 #: what any calibration moves, so an arm far off its nominal kinematics is not flagged by mistake
 NO_FIT_M = 0.02
@@ -88,7 +91,7 @@ def check_tcp_pose_fits_robot(robot: RobotModel, q_rad, tcp_pose, *, robot_label
                "other_robots_residual_rms_mm": {k: round(v * 1000, 3) for k, v in others.items()}}
     if own <= RESIDUAL_OK_M:
         return [], summary
-    better = sorted((v, k) for k, v in others.items() if v <= RESIDUAL_OK_M and v * OTHER_BETTER_FACTOR <= own)
+    better = sorted((v, k) for k, v in others.items() if v <= OTHER_FIT_M and v * OTHER_BETTER_FACTOR <= own)
     if better:
         residual, name = better[0]
         summary["fits_other_robot"] = name

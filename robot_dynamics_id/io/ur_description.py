@@ -72,13 +72,16 @@ class _Upstream:
     rotation_rpy: tuple[tuple[float, float, float], ...]
 
 
-# Values of Universal_Robots_ROS2_Description config/<ur_type>/physical_parameters.yaml (ur3, ur3e, ur5e:
-# current files; ur10e: offsets and base from its file, inertial axes as in the other e-Series files). The
+# Values of Universal_Robots_ROS2_Description config/<ur_type>/physical_parameters.yaml (ur3, ur3e, ur5, ur5e, ur10,
+# ur16e: current files; ur10e: offsets and base from its file, inertial axes as in the other e-Series files). The
 # base link is fixed to the world, so its inertial never enters a joint torque.
+_CYLINDER_ROTATION = ((0.0, 0.0, 0.0), (0.0, _HALF_PI, 0.0), (0.0, _HALF_PI, 0.0), (0.0, 0.0, 0.0),
+                      (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 _UPSTREAM = {
-    "ur3": _Upstream(0.1198, 0.0275, 2.0, 0.075, 0.038,
-                     ((0.0, 0.0, 0.0), (0.0, _HALF_PI, 0.0), (0.0, _HALF_PI, 0.0), (0.0, 0.0, 0.0),
-                      (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))),
+    "ur3": _Upstream(0.1198, 0.0275, 2.0, 0.075, 0.038, _CYLINDER_ROTATION),
+    "ur5": _Upstream(0.13585, 0.0165, 4.0, 0.06, 0.05, _CYLINDER_ROTATION),
+    "ur10": _Upstream(0.220941, 0.049042, 4.0, 0.075, 0.038, _E_SERIES_ROTATION),
+    "ur16e": _Upstream(0.176, 0.040, 4.0, 0.075, 0.038, _E_SERIES_ROTATION),
     "ur3e": _Upstream(0.120, 0.027, 2.0, 0.075, 0.038, _E_SERIES_ROTATION),
     "ur5e": _Upstream(0.138, 0.007, 4.0, 0.06, 0.05, _E_SERIES_ROTATION),
     "ur10e": _Upstream(0.1762, 0.0393, 4.0, 0.075, 0.038, _E_SERIES_ROTATION),

@@ -20,7 +20,8 @@ __all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool
            "polishing_settings", "target_motion_settings", "tool_payload"]
 
 OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("robot", "string", "ur3", "robot (kinematics): ur3, ur3e, ur5e, ur10e or a URDF path"),
+    ParameterSpec("robot", "string", "ur3",
+                  "robot (kinematics): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path"),
     ParameterSpec("model_file", "string", "",
                   "identified model (rdi identify .../model.yaml); empty: the nominal model"),
     ParameterSpec("rate_hz", "double", 500.0,

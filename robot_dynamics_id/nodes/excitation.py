@@ -66,7 +66,8 @@ __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
 EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("trajectory_file", "string", "",
                   "excitation trajectory YAML (make one with: rdi excite plan --out FILE)"),
-    ParameterSpec("robot", "string", "ur3", "robot model (limits for the check): ur3, ur3e, ur5e, ur10e or a URDF"),
+    ParameterSpec("robot", "string", "ur3",
+                  "robot model (limits for the check): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF"),
     ParameterSpec("command_interface", "string", "trajectory",
                   "trajectory: send the whole trajectory to a trajectory controller (executed in the robot loop); "
                   "velocity: stream joint velocities at rate_hz"),

@@ -41,7 +41,7 @@ __all__ = ["EXIT_CANCELLED", "IDENTIFIER_PARAMETERS", "IdentifierNode", "main"]
 
 IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("data_path", "string", "", "rosbag2 bag directory (or .mcap/.db3) or ur_rtde CSV to identify from"),
-    ParameterSpec("robot", "string", "ur3", "ur3, ur3e, ur5e, ur10e or the path of a URDF file"),
+    ParameterSpec("robot", "string", "ur3", "ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or the path of a URDF file"),
     ParameterSpec("tool_frame", "string", "tool0", "last frame of a URDF robot"),
     ParameterSpec("gravity_m_s2", "double_array", [0.0, 0.0, -9.81],
                   "gravitational acceleration in the robot's base frame (the mount; floor: 0, 0, -9.81; UR's "

@@ -45,8 +45,8 @@ from ._run import EXIT_CANCELLED, flush_publishers, run_node
 __all__ = ["NATURAL_OSCILLATION_PARAMETERS", "NaturalOscillationNode", "main"]
 
 NATURAL_OSCILLATION_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5e, ur10e (the vertical-plane procedure "
-                  "needs a UR: shoulder and elbow axes parallel)"),
+    ParameterSpec("robot", "string", "ur3", "robot model: ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e (the vertical-plane "
+                  "procedure needs a UR: shoulder and elbow axes parallel)"),
     ParameterSpec("rate_hz", "double", 500.0, "robot rate: one torque command per joint state", "Hz"),
     ParameterSpec("joint_names", "string_array", [], "joint order of states and commands (empty: the robot's)"),
     ParameterSpec("model_file", "string", "",

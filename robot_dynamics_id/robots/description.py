@@ -8,18 +8,22 @@ frame), the joint names of the official UR ROS 2 driver and per-joint limits.
 Sources (see ../shared/reference/ur.md, which quotes each one):
 
 * DH parameters — Universal Robots, "DH parameters for calculations of
-  kinematics and dynamics" (UR3, UR3e); Universal_Robots_ROS2_Description
+  kinematics and dynamics" (UR3, UR3e, UR5, UR10, UR16e); Universal_Robots_ROS2_Description
   ``config/<robot>/default_kinematics.yaml`` (UR5e, UR10e).
 * Masses and centres of mass — the same UR page (UR3, UR3e; the CoMs of the
-  UR5e and UR10e are also from that page); link masses of UR5e/UR10e from
-  Universal_Robots_ROS2_Description ``physical_parameters.yaml``.
+  UR5e and UR10e are also from that page); link masses of UR5, UR5e, UR10,
+  UR10e, UR16e from Universal_Robots_ROS2_Description ``physical_parameters.yaml``,
+  whose CoMs (URDF link frames) are mapped back to the DH frames as its comments
+  state ("model.x - upper_arm_length" etc.) for UR5, UR10 and UR16e.
 * Inertia priors — UR publishes none ("negligible"). For the UR3/UR3e the
   cylinder approximations of Universal_Robots_ROS2_Description
   ``physical_parameters.yaml`` are used, mapped onto each link's long axis in
   its DH frame; for UR5e/UR10e a solid cylinder of the link's mass is used.
   These are priors, not truth: identification exists because they are rough.
 * Limits — UR data sheets via ur.md (position ±360°, speeds 180°/s or 360°/s,
-  UR3 torques 56/56/28/12/12/12 Nm). Acceleration limits are not published;
+  UR3 torques 56/56/28/12/12/12 Nm); UR5, UR10, UR16e speeds and torques from
+  Universal_Robots_ROS2_Description ``config/<robot>/joint_limits.yaml`` (user
+  manuals and UR's "Max. joint torques" article). Rated payloads: data sheets. Acceleration limits are not published;
   the defaults here are conservative choices of this package.
 
 Units: metres, kilograms, kg·m², radians, seconds, newton-metres.
@@ -289,14 +293,76 @@ def _ur10e() -> RobotDescription:
     )
 
 
-_FACTORIES = {"ur3": _ur3, "ur3e": _ur3e, "ur5e": _ur5e, "ur10e": _ur10e}
+def _ur5() -> RobotDescription:
+    a = (0.0, -0.425, -0.39225, 0.0, 0.0, 0.0)
+    d = (0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823)
+    masses = (3.7, 8.393, 2.33, 1.219, 1.219, 0.1879)
+    return RobotDescription(
+        name="ur5",
+        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
+        link_mass_kg=np.array(masses), link_com_m=np.array(_UR5E_COM),  # the UR page gives the UR5 the same CoMs
+        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.06),
+        position_limit_rad=np.full(6, 2 * pi),
+        velocity_limit_rad_s=np.full(6, 180 * _DEG),
+        acceleration_limit_rad_s2=np.full(6, 10.0),
+        torque_limit_nm=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]),
+        rotor_inertia_kgm2=np.array([0.1, 0.1, 0.06, 0.02, 0.02, 0.02]),
+        generation="cb3",
+        payload_kg=5.0,
+    )
+
+
+def _ur10() -> RobotDescription:
+    a = (0.0, -0.612, -0.5723, 0.0, 0.0, 0.0)
+    d = (0.1273, 0.0, 0.0, 0.163941, 0.1157, 0.0922)
+    masses = (7.1, 12.7, 4.27, 2.0, 2.0, 0.365)
+    com = ((0.021, 0.0, 0.027), (0.38, 0.0, 0.158), (0.24, 0.0, 0.068),
+           (0.0, 0.007, 0.018), (0.0, 0.007, 0.018), (0.0, 0.0, -0.026))
+    return RobotDescription(
+        name="ur10",
+        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
+        link_mass_kg=np.array(masses), link_com_m=np.array(com),
+        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.075),
+        position_limit_rad=np.full(6, 2 * pi),
+        velocity_limit_rad_s=np.array([120, 120, 180, 180, 180, 180]) * _DEG,
+        acceleration_limit_rad_s2=np.full(6, 8.0),
+        torque_limit_nm=np.array([330.0, 330.0, 150.0, 56.0, 56.0, 56.0]),
+        rotor_inertia_kgm2=np.array([0.2, 0.2, 0.1, 0.03, 0.03, 0.03]),
+        generation="cb3",
+        payload_kg=10.0,
+    )
+
+
+def _ur16e() -> RobotDescription:
+    a = (0.0, -0.4784, -0.36, 0.0, 0.0, 0.0)
+    d = (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655)
+    masses = (7.369, 10.45, 4.321, 2.18, 2.033, 0.907)
+    com = ((0.0, -0.016, 0.030), (0.302, 0.0, 0.160), (0.194, 0.0, 0.065),
+           (0.0, -0.009, 0.011), (0.0, 0.018, 0.012), (0.0, 0.0, -0.044))
+    return RobotDescription(
+        name="ur16e",
+        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
+        link_mass_kg=np.array(masses), link_com_m=np.array(com),
+        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.075),
+        position_limit_rad=np.full(6, 2 * pi),
+        velocity_limit_rad_s=np.array([120, 120, 180, 180, 180, 180]) * _DEG,
+        acceleration_limit_rad_s2=np.full(6, 8.0),
+        torque_limit_nm=np.array([330.0, 330.0, 150.0, 54.0, 54.0, 54.0]),
+        rotor_inertia_kgm2=np.array([0.2, 0.2, 0.1, 0.03, 0.03, 0.03]),
+        generation="e-series",
+        payload_kg=16.0,
+    )
+
+
+_FACTORIES = {"ur3": _ur3, "ur3e": _ur3e, "ur5": _ur5, "ur5e": _ur5e, "ur10": _ur10, "ur10e": _ur10e,
+              "ur16e": _ur16e}
 
 #: Robot names accepted wherever a robot is named.
 ROBOT_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 def get_robot(name: str) -> RobotDescription:
-    """Return the nominal description of a UR arm by name ("ur3", "ur3e", "ur5e", "ur10e").
+    """Return the nominal description of a UR arm by name (:data:`ROBOT_NAMES`).
 
     Raises ``ValueError`` naming the accepted names for anything else.
     """

@@ -178,7 +178,8 @@ def _model_from_urdf_file(path: Path, tool_frame: str) -> RobotModel:
 
 def load_robot(robot: str | RobotDescription, *, tool_frame: str = "tool0", tf_prefix: str = "",
                gravity_m_s2=None) -> RobotModel:
-    """Load a robot by name (``ur3``, ``ur3e``, ``ur5e``, ``ur10e``), description, or URDF path.
+    """Load a robot by name (``ur3``, ``ur3e``, ``ur5``, ``ur5e``, ``ur10``, ``ur10e``, ``ur16e``), description, or
+    URDF path.
 
     ``gravity_m_s2``: gravitational acceleration in the base frame (m/s², :func:`check_gravity`); None: a
     floor mount, :data:`STANDARD_GRAVITY_M_S2`."""

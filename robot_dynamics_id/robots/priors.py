@@ -2,8 +2,9 @@
 
 * Drive gains (joint torque per motor current, Nm/A): UR3 10, 10, 8, 6, 6, 6 (big joints ~10 like
   the identified UR10e values in shared/reference/ur.md, the smaller elbow and wrist drives lower);
-  UR5e/UR10e use the published UR10e values. They convert currents to torques wherever no
-  identified gains are given, and are what the simulated UR controller believes in.
+  UR5e/UR10e/UR16e use the published UR10e values, UR5/UR10 the published UR10 (CB3) ones. They convert
+  currents to torques wherever no identified gains are given, and are what the simulated UR controller
+  believes in.
 
 The published inertial priors are in :mod:`.description`.
 """
@@ -23,6 +24,10 @@ NOMINAL_DRIVE_GAINS_NM_PER_A: dict[str, tuple[float, ...]] = {
     # UR10e identified gains quoted in ur.md, used for the two larger e-Series arms.
     "ur5e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
     "ur10e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
+    "ur16e": (10.0, 10.70, 8.46, 9.00, 9.48, 10.12),
+    # UR10 (CB3) identified gains quoted in ur.md, used for the two larger CB3 arms.
+    "ur5": (13.58, 14.30, 11.37, 11.24, 11.77, 11.77),
+    "ur10": (13.58, 14.30, 11.37, 11.24, 11.77, 11.77),
 }
 
 

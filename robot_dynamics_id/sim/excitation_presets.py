@@ -22,7 +22,8 @@ def builtin_ur(robot: str | RobotModel) -> tuple[str, RobotModel]:
     """(name, model) of a built-in UR arm; a URDF-only model is refused (the simulator needs the description)."""
     model = robot if isinstance(robot, RobotModel) else load_robot(robot)
     if model.description is None:
-        raise ValueError("the simulated experiment needs a built-in UR robot (ur3, ur3e, ur5e, ur10e), not a URDF")
+        raise ValueError("the simulated experiment needs a built-in UR robot (ur3, ur3e, ur5, ur5e, ur10, ur10e, "
+                         "ur16e), not a URDF")
     return model.description.name, model
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from robot_dynamics_id.dynamics.friction import FrictionParameters
 from robot_dynamics_id.io.model_file import DynamicModel
+from robot_dynamics_id.robots import ROBOT_NAMES
 from robot_dynamics_id.sim.truth import (
     TruthSpread, controller_model, make_truth, nominal_drive_gains, nominal_friction, nominal_truth,
 )
@@ -32,7 +33,7 @@ def test_zero_spread_is_the_nominal_truth():
     _assert_models_equal(make_truth("ur3", 3, spread=0.0), nominal_truth("ur3"))
 
 
-@pytest.mark.parametrize("robot", ["ur3", "ur3e", "ur5e", "ur10e"])
+@pytest.mark.parametrize("robot", ROBOT_NAMES)
 def test_truths_are_physically_consistent_and_within_the_spread(robot):
     nominal = nominal_truth(robot)
     spread = TruthSpread()
