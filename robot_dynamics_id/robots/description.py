@@ -255,103 +255,71 @@ def _ur3e() -> RobotDescription:
     )
 
 
-def _ur5e() -> RobotDescription:
-    a = (0.0, -0.425, -0.3922, 0.0, 0.0, 0.0)
-    d = (0.1625, 0.0, 0.0, 0.1333, 0.0997, 0.0996)
-    masses = (3.761, 8.058, 2.846, 1.37, 1.3, 0.365)
+def _cylinder_arm(name: str, a, d, masses, com, *, radius_m: float, velocity_deg_s, acceleration_rad_s2: float,
+                  torque_nm, rotor_kgm2, generation: str, payload_kg: float) -> RobotDescription:
+    """A UR of the larger sizes: published DH, masses and CoMs; solid-cylinder inertia priors of ``radius_m``."""
     return RobotDescription(
-        name="ur5e",
+        name=name,
         dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
-        link_mass_kg=np.array(masses), link_com_m=np.array(_UR5E_COM),
-        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.06),
+        link_mass_kg=np.array(masses), link_com_m=np.array(com),
+        link_inertia_kgm2=_scaled_cylinders(masses, a, d, radius_m),
         position_limit_rad=np.full(6, 2 * pi),
-        velocity_limit_rad_s=np.full(6, 180 * _DEG),
-        acceleration_limit_rad_s2=np.full(6, 10.0),
-        torque_limit_nm=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]),
-        rotor_inertia_kgm2=np.array([0.1, 0.1, 0.06, 0.02, 0.02, 0.02]),
-        generation="e-series",
-        payload_kg=5.0,
+        velocity_limit_rad_s=np.array(velocity_deg_s, float) * _DEG,
+        acceleration_limit_rad_s2=np.full(6, acceleration_rad_s2),
+        torque_limit_nm=np.array(torque_nm, float),
+        rotor_inertia_kgm2=np.array(rotor_kgm2, float),
+        generation=generation,
+        payload_kg=payload_kg,
     )
 
 
-def _ur10e() -> RobotDescription:
-    a = (0.0, -0.6127, -0.57155, 0.0, 0.0, 0.0)
-    d = (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655)
-    masses = (7.369, 13.051, 3.989, 2.1, 1.98, 0.615)
-    return RobotDescription(
-        name="ur10e",
-        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
-        link_mass_kg=np.array(masses), link_com_m=np.array(_UR10E_COM),
-        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.075),
-        position_limit_rad=np.full(6, 2 * pi),
-        velocity_limit_rad_s=np.array([120, 120, 180, 180, 180, 180]) * _DEG,
-        acceleration_limit_rad_s2=np.full(6, 8.0),
-        torque_limit_nm=np.array([330.0, 330.0, 150.0, 56.0, 56.0, 56.0]),
-        rotor_inertia_kgm2=np.array([0.2, 0.2, 0.1, 0.03, 0.03, 0.03]),
-        generation="e-series",
-        payload_kg=12.5,
-    )
+_UR5_ROTOR = (0.1, 0.1, 0.06, 0.02, 0.02, 0.02)
+_UR10_ROTOR = (0.2, 0.2, 0.1, 0.03, 0.03, 0.03)
+_SLOW_BASE_DEG_S = (120, 120, 180, 180, 180, 180)
 
 
 def _ur5() -> RobotDescription:
-    a = (0.0, -0.425, -0.39225, 0.0, 0.0, 0.0)
-    d = (0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823)
-    masses = (3.7, 8.393, 2.33, 1.219, 1.219, 0.1879)
-    return RobotDescription(
-        name="ur5",
-        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
-        link_mass_kg=np.array(masses), link_com_m=np.array(_UR5E_COM),  # the UR page gives the UR5 the same CoMs
-        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.06),
-        position_limit_rad=np.full(6, 2 * pi),
-        velocity_limit_rad_s=np.full(6, 180 * _DEG),
-        acceleration_limit_rad_s2=np.full(6, 10.0),
-        torque_limit_nm=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]),
-        rotor_inertia_kgm2=np.array([0.1, 0.1, 0.06, 0.02, 0.02, 0.02]),
-        generation="cb3",
-        payload_kg=5.0,
-    )
+    # the UR page gives the UR5 the UR5e's CoMs
+    return _cylinder_arm("ur5", (0.0, -0.425, -0.39225, 0.0, 0.0, 0.0), (0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823),
+                         (3.7, 8.393, 2.33, 1.219, 1.219, 0.1879), _UR5E_COM, radius_m=0.06,
+                         velocity_deg_s=(180,) * 6, acceleration_rad_s2=10.0,
+                         torque_nm=(150.0, 150.0, 150.0, 28.0, 28.0, 28.0), rotor_kgm2=_UR5_ROTOR, generation="cb3",
+                         payload_kg=5.0)
+
+
+def _ur5e() -> RobotDescription:
+    return _cylinder_arm("ur5e", (0.0, -0.425, -0.3922, 0.0, 0.0, 0.0), (0.1625, 0.0, 0.0, 0.1333, 0.0997, 0.0996),
+                         (3.761, 8.058, 2.846, 1.37, 1.3, 0.365), _UR5E_COM, radius_m=0.06,
+                         velocity_deg_s=(180,) * 6, acceleration_rad_s2=10.0,
+                         torque_nm=(150.0, 150.0, 150.0, 28.0, 28.0, 28.0), rotor_kgm2=_UR5_ROTOR,
+                         generation="e-series", payload_kg=5.0)
 
 
 def _ur10() -> RobotDescription:
-    a = (0.0, -0.612, -0.5723, 0.0, 0.0, 0.0)
-    d = (0.1273, 0.0, 0.0, 0.163941, 0.1157, 0.0922)
-    masses = (7.1, 12.7, 4.27, 2.0, 2.0, 0.365)
     com = ((0.021, 0.0, 0.027), (0.38, 0.0, 0.158), (0.24, 0.0, 0.068),
            (0.0, 0.007, 0.018), (0.0, 0.007, 0.018), (0.0, 0.0, -0.026))
-    return RobotDescription(
-        name="ur10",
-        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
-        link_mass_kg=np.array(masses), link_com_m=np.array(com),
-        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.075),
-        position_limit_rad=np.full(6, 2 * pi),
-        velocity_limit_rad_s=np.array([120, 120, 180, 180, 180, 180]) * _DEG,
-        acceleration_limit_rad_s2=np.full(6, 8.0),
-        torque_limit_nm=np.array([330.0, 330.0, 150.0, 56.0, 56.0, 56.0]),
-        rotor_inertia_kgm2=np.array([0.2, 0.2, 0.1, 0.03, 0.03, 0.03]),
-        generation="cb3",
-        payload_kg=10.0,
-    )
+    return _cylinder_arm("ur10", (0.0, -0.612, -0.5723, 0.0, 0.0, 0.0), (0.1273, 0.0, 0.0, 0.163941, 0.1157, 0.0922),
+                         (7.1, 12.7, 4.27, 2.0, 2.0, 0.365), com, radius_m=0.075, velocity_deg_s=_SLOW_BASE_DEG_S,
+                         acceleration_rad_s2=8.0, torque_nm=(330.0, 330.0, 150.0, 56.0, 56.0, 56.0),
+                         rotor_kgm2=_UR10_ROTOR, generation="cb3", payload_kg=10.0)
+
+
+def _ur10e() -> RobotDescription:
+    return _cylinder_arm("ur10e", (0.0, -0.6127, -0.57155, 0.0, 0.0, 0.0),
+                         (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655), (7.369, 13.051, 3.989, 2.1, 1.98, 0.615),
+                         _UR10E_COM, radius_m=0.075, velocity_deg_s=_SLOW_BASE_DEG_S, acceleration_rad_s2=8.0,
+                         torque_nm=(330.0, 330.0, 150.0, 56.0, 56.0, 56.0), rotor_kgm2=_UR10_ROTOR,
+                         generation="e-series", payload_kg=12.5)
 
 
 def _ur16e() -> RobotDescription:
-    a = (0.0, -0.4784, -0.36, 0.0, 0.0, 0.0)
-    d = (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655)
-    masses = (7.369, 10.45, 4.321, 2.18, 2.033, 0.907)
     com = ((0.0, -0.016, 0.030), (0.302, 0.0, 0.160), (0.194, 0.0, 0.065),
            (0.0, -0.009, 0.011), (0.0, 0.018, 0.012), (0.0, 0.0, -0.044))
-    return RobotDescription(
-        name="ur16e",
-        dh_a_m=np.array(a), dh_d_m=np.array(d), dh_alpha_rad=np.array(_UR_ALPHA),
-        link_mass_kg=np.array(masses), link_com_m=np.array(com),
-        link_inertia_kgm2=_scaled_cylinders(masses, a, d, 0.075),
-        position_limit_rad=np.full(6, 2 * pi),
-        velocity_limit_rad_s=np.array([120, 120, 180, 180, 180, 180]) * _DEG,
-        acceleration_limit_rad_s2=np.full(6, 8.0),
-        torque_limit_nm=np.array([330.0, 330.0, 150.0, 54.0, 54.0, 54.0]),
-        rotor_inertia_kgm2=np.array([0.2, 0.2, 0.1, 0.03, 0.03, 0.03]),
-        generation="e-series",
-        payload_kg=16.0,
-    )
+    return _cylinder_arm("ur16e", (0.0, -0.4784, -0.36, 0.0, 0.0, 0.0), (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655),
+                         (7.369, 10.45, 4.321, 2.18, 2.033, 0.907), com, radius_m=0.075,
+                         velocity_deg_s=_SLOW_BASE_DEG_S, acceleration_rad_s2=8.0,
+                         torque_nm=(330.0, 330.0, 150.0, 54.0, 54.0, 54.0), rotor_kgm2=_UR10_ROTOR,
+                         generation="e-series", payload_kg=16.0)
 
 
 _FACTORIES = {"ur3": _ur3, "ur3e": _ur3e, "ur5": _ur5, "ur5e": _ur5e, "ur10": _ur10, "ur10e": _ur10e,
