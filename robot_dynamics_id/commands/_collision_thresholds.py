@@ -35,6 +35,20 @@ def add_collision_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"threshold = quantile x (1 + margin) (default {DEFAULT_MARGIN})")
 
 
+def check_collision_arguments(args: argparse.Namespace) -> None:
+    """The collision options, checked before anything is computed or written (ValueError naming the flag)."""
+    if not getattr(args, "collision_thresholds", False):
+        return
+    if not 0.5 <= args.collision_quantile <= 1.0:
+        raise ValueError(f"--collision-quantile {args.collision_quantile:g} must be in [0.5, 1] (default 0.999)")
+    if not args.collision_margin >= 0:
+        raise ValueError(f"--collision-margin {args.collision_margin:g} must be >= 0 (threshold = quantile x "
+                         "(1 + margin); default 1)")
+    gain = args.collision_gain
+    if gain is not None and not gain > 0:
+        raise ValueError(f"--collision-gain {gain:g} must be > 0 1/s (default: 50 at 500 Hz, 31.25 at 125 Hz)")
+
+
 def recording_rate_hz(time_s: np.ndarray) -> float:
     """The recording's sample rate: 125 or 500 Hz when within 2 % of it, else the median one."""
     dt = np.diff(np.asarray(time_s, float))
@@ -60,8 +74,8 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
     thresholds would belong to another torque scale; ValueError naming the fix otherwise.
 
     ``read``: how to read the recording (identification/job.ReadOptions; default: from ``ur_driver_topics``)."""
-    from ..control.collision import (DEFAULT_MARGIN, DEFAULT_QUANTILE, default_observer_gain_per_s,
-                                     estimate_thresholds, observer_residuals)
+    from ..control.collision import (DEFAULT_MARGIN, DEFAULT_QUANTILE, CollisionModelError, check_observer_gain,
+                                     default_observer_gain_per_s, estimate_thresholds, observer_residuals)
     from ..identification.job import ReadOptions, load_recording
     from ..io.model_file import DynamicModel
     from ..robots.model import load_robot
@@ -84,6 +98,10 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
                          "model's drive gains (record /motor_currents, or the RTDE actual_current)")
     rate = recording_rate_hz(recording.time_s)
     gain = default_observer_gain_per_s(rate) if gain_per_s is None else float(gain_per_s)
+    try:
+        check_observer_gain(gain, rate, fix="lower --collision-gain or leave it out")
+    except CollisionModelError as exc:
+        raise ValueError(f"--collision-gain: {exc}") from None
     residual = observer_residuals(model, recording.time_s, recording.q_rad, recording.qd_rad_s, recording.current_a,
                                   gain_per_s=gain)
     thresholds = estimate_thresholds(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._collision_thresholds import add_collision_arguments, report_collision_thresholds
+from ._collision_thresholds import add_collision_arguments, check_collision_arguments, report_collision_thresholds
 from .identify import (
     EXIT_CODES,
     add_data_arguments,
@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..identification.job import EXIT_DOUBTFUL, run_validate
 
+    check_collision_arguments(args)  # before the validation writes anything
     metrics = run_validate(args.model, args.data, out_dir=args.out, torque_source=args.torque_source,
                            drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
                            read=read_options(args), tool_frame=args.tool_frame,

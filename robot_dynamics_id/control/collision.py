@@ -54,6 +54,7 @@ __all__ = [
     "CollisionMonitor",
     "CollisionThresholds",
     "MomentumResidual",
+    "check_observer_gain",
     "default_observer_gain_per_s",
     "estimate_thresholds",
     "observer_residuals",
@@ -71,10 +72,25 @@ DEFAULT_MARGIN = 1.0
 MIN_BAND_SAMPLES = 200
 #: a gap between samples longer than this many observer time constants restarts the observer
 _RESTART_AFTER_TIME_CONSTANTS = 2.0
+#: the largest K_O Δt an observer may run with: beyond it the discrete filter is no longer the continuous
+#: one, and at _RESTART_AFTER_TIME_CONSTANTS every sample would restart it (the residual stays 0: nothing
+#: is detected); the default is 0.25
+MAX_GAIN_TIMES_PERIOD = 1.0
 
 
 class CollisionModelError(ValueError):
     """Collision thresholds are missing, malformed or do not fit the model/robot; the message names the fix."""
+
+
+def check_observer_gain(gain_per_s: float, rate_hz: float, *, fix: str) -> None:
+    """CollisionModelError unless 0 < K_O and K_O / rate <= :data:`MAX_GAIN_TIMES_PERIOD` (``fix`` ends the message)."""
+    if not (math.isfinite(gain_per_s) and gain_per_s > 0):
+        raise CollisionModelError(f"observer gain must be > 0 1/s, got {gain_per_s}: {fix}")
+    if gain_per_s / rate_hz > MAX_GAIN_TIMES_PERIOD:
+        raise CollisionModelError(
+            f"observer gain {gain_per_s:g} 1/s is too large for {rate_hz:g} Hz samples (gain x period "
+            f"{gain_per_s / rate_hz:.3g} > {MAX_GAIN_TIMES_PERIOD:g}: the observer would restart every sample and "
+            f"detect nothing; default {default_observer_gain_per_s(rate_hz):g} 1/s): {fix}")
 
 
 def default_observer_gain_per_s(rate_hz: float) -> float:
@@ -222,6 +238,8 @@ class CollisionThresholds:
         if not (self.observer_gain_per_s > 0 and self.rate_hz > 0):
             raise CollisionModelError("collision thresholds need the observer gain (1/s) and the rate (Hz) "
                                       "they were measured with, both > 0")
+        check_observer_gain(self.observer_gain_per_s, self.rate_hz, fix="measure the thresholds again with "
+                            "the default gain (rdi validate --collision-thresholds, no --collision-gain)")
         object.__setattr__(self, "velocity_edges_rad_s", edges)
         object.__setattr__(self, "threshold_nm", th)
         object.__setattr__(self, "joint_names", tuple(self.joint_names))

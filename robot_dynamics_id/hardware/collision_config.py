@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from ..control.collision import CollisionDetector, CollisionModelError, CollisionMonitor, CollisionThresholds
 from ..io.model_file import DynamicModel, ModelFileError
-from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from .tool import check_tool_mass, check_tool_offset
 
 __all__ = ["COLLISION_PARAMETERS", "COLLISION_PREFIX", "UR_INTERFACE_COLLISION_PARAMETERS", "make_collision_detector",
            "make_collision_monitor", "unprefixed"]
@@ -53,11 +54,12 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None)
         if joint_names is not None and tuple(joint_names) != tuple(model.joint_names):
             raise CollisionModelError(f"{path} is a model of joints {list(model.joint_names)}, the robot's are "
                                       f"{list(joint_names)}; use the same robot (and tf_prefix)")
-        com = check_vector("payload_com_m", p.get("payload_com_m"), 3, default=(0.0, 0.0, 0.0))
+        com = check_tool_offset("payload_com_m", p.get("payload_com_m", (0.0, 0.0, 0.0)))
+        mass = check_tool_mass("payload_kg", check_positive("payload_kg", p.get("payload_kg", 0.0), allow_zero=True),
+                               model.robot)
         return CollisionDetector(model, thresholds,
                                  threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0)),
-                                 payload_kg=check_positive("payload_kg", p.get("payload_kg", 0.0), allow_zero=True),
-                                 payload_com_m=com, rate_hz=rate_hz)
+                                 payload_kg=mass, payload_com_m=com, rate_hz=rate_hz)
     except (ModelFileError, CollisionModelError) as exc:
         raise ParameterError(f"parameter 'model_file': {exc}") from None
 

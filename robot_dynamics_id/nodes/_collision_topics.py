@@ -118,17 +118,22 @@ class CollisionTopics:
         self._residual_pub.publish(r_msg)
 
 
-def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None):
+def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None, tool=None):
     """(monitor, topics) of the observer in a robot loop from a node's ``collision_*`` parameter values
     (:data:`~robot_dynamics_id.hardware.collision_config.UR_INTERFACE_COLLISION_PARAMETERS`), for the robot of
     ``config`` (a UrInterfaceConfig); (None, None) when ``collision_model_file`` is empty. Raises ParameterError
-    naming the node's parameter."""
+    naming the node's parameter.
+
+    ``tool``: the tool the node already knows (a Payload: ``mass_kg``, ``com_m``; osc_controller's), carried by
+    the observer when ``collision_payload_kg`` is not set: otherwise its weight reads as an external torque."""
     from ..hardware.collision_config import make_collision_monitor, unprefixed
     from ..parameters import ParameterError
 
     p = unprefixed(raw)
     if not p.get("model_file"):
         return None, None
+    if tool is not None and not p.get("payload_kg"):
+        p = dict(p, payload_kg=float(tool.mass_kg), payload_com_m=[float(c) for c in tool.com_m])
     topics = CollisionTopics(node, config.joint_names, model_label=p["model_file"], stamp_offset=stamp_offset)
     try:
         monitor = make_collision_monitor(p, rate_hz=config.rate_hz, joint_names=config.joint_names,
@@ -136,5 +141,6 @@ def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None):
     except ParameterError as exc:
         topics.close(0.0)
         raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None
-    node.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction {p['reaction']}")
+    node.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction {p['reaction']}; "
+                           f"tool {float(p.get('payload_kg') or 0.0):g} kg at {list(p.get('payload_com_m') or [0] * 3)} m")
     return monitor, topics

@@ -11,10 +11,10 @@ import numpy as np
 from ..control.controller_config import Payload
 from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import UrInterfaceConfig
+from ..hardware.tool import MAX_TOOL_OFFSET_M, check_tool_mass, check_tool_offset
 from ..io.payload_file import PayloadFileError, load_payload_file
-from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive, check_vector
-from ..robots.description import ROBOT_NAMES, get_robot
-from ..robots.model import robot_key, same_robot
+from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from ..robots.model import same_robot
 
 __all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "direct_robot_config",
            "polishing_settings", "target_motion_settings", "tool_payload"]
@@ -94,34 +94,12 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 
 
-#: farthest a tool's CoM or tip may lie from the flange, m: far beyond any real tool, so a value in mm (57.1 for
-#: 0.0571) is caught before it reaches the model (a 57 m lever arm swings the arm at speed)
-MAX_TOOL_OFFSET_M = 1.0
-
-
-def check_tool_offset(name: str, values) -> tuple[float, float, float]:
-    """A tool-frame point (m), refused beyond :data:`MAX_TOOL_OFFSET_M` from the flange."""
-    v = tuple(check_vector(name, values, 3))
-    if float(np.linalg.norm(v)) > MAX_TOOL_OFFSET_M:
-        raise ParameterError(f"parameter {name!r} = {list(v)} lies {np.linalg.norm(v):.3g} m from the flange "
-                             f"(more than {MAX_TOOL_OFFSET_M:g} m): give it in metres (57 mm is 0.057)")
-    return v
-
-
-def _check_tool_mass(name: str, mass_kg: float, robot: str) -> float:
-    rated = get_robot(robot).payload_kg if robot_key(robot) in ROBOT_NAMES else None
-    if rated is not None and mass_kg > rated:
-        raise ParameterError(f"parameter {name!r}: a tool of {mass_kg:g} kg exceeds the {robot}'s rated payload "
-                             f"{rated:g} kg: give the mass in kg (350 g is 0.35)")
-    return mass_kg
-
-
 def tool_payload(p: dict, robot: str) -> tuple[Payload, str]:
     """The tool the controller's model carries (``payload_file``, else ``tool_mass_kg``/``tool_com_m``) and a
     line saying which, for the log. A mass above the robot's rated payload or a CoM more than
     :data:`MAX_TOOL_OFFSET_M` from the flange is refused (a unit slip)."""
     if not p["payload_file"]:
-        mass = _check_tool_mass("tool_mass_kg", check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True),
+        mass = check_tool_mass("tool_mass_kg", check_positive("tool_mass_kg", p["tool_mass_kg"], allow_zero=True),
                                 robot)
         com = check_tool_offset("tool_com_m", p["tool_com_m"])
         return Payload(mass_kg=mass, com_m=com), f"tool: {mass:g} kg at {list(com)} m (tool_mass_kg, tool_com_m)"
@@ -135,7 +113,7 @@ def tool_payload(p: dict, robot: str) -> tuple[Payload, str]:
     if flange.frame != "tool0":
         raise ParameterError(f"parameter 'payload_file': the payload is given in {flange.frame!r}; the controller "
                              "takes it in tool0")
-    _check_tool_mass("payload_file", flange.mass_kg, robot)
+    check_tool_mass("payload_file", flange.mass_kg, robot)
     check_tool_offset("payload_file", flange.com_m)
     notes = "; ".join(flange.doubtful)
     return (Payload(mass_kg=flange.mass_kg, com_m=tuple(flange.com_m),

@@ -255,10 +255,10 @@ class OscControllerNode(Node):
         from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS as table
         from ._collision_topics import in_loop_collision_monitor
 
-        raw = {s.name: self._p[s.name] for s in table}
-        topics = self._robot_topics
-        monitor, self._collision_topics = in_loop_collision_monitor(
-            self, raw, robot, stamp_offset=lambda: None if topics is None else topics.clock_offset_s)
+        raw, topics = {s.name: self._p[s.name] for s in table}, self._robot_topics
+        monitor, self._collision_topics = in_loop_collision_monitor(  # the observer carries the controller's tool
+            self, raw, robot, stamp_offset=lambda: None if topics is None else topics.clock_offset_s,
+            tool=self.controller.config.payload)
         return monitor
 
     # ---- measurements (executor thread) ------------------------------------------------------------

@@ -61,3 +61,29 @@ def test_thresholds_refuse_drive_gains_other_than_the_model_files(tmp_path):
     assert model_path.read_text() == before  # nothing written
     thresholds = measure_collision_thresholds(model_path, bag, drive_gains_nm_per_a=list(stored))
     assert thresholds.rate_hz == 125.0
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--collision-quantile", "1.5"], "--collision-quantile 1.5 must be in [0.5, 1]"),
+    (["--collision-margin", "-1"], "--collision-margin -1 must be >= 0"),
+    (["--collision-gain", "0"], "--collision-gain 0 must be > 0"),
+])
+def test_bad_collision_options_are_refused_before_anything_is_written(tmp_path, capsys, flags, expected):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "model.yaml").write_text("not read: the options are checked first\n")
+    code = main(["validate", "--model", str(tmp_path / "model.yaml"), "--data", str(tmp_path / "data"), "--out",
+                 str(tmp_path / "v"), "--collision-thresholds", *flags])
+    assert code == 1 and expected in capsys.readouterr().err
+    assert not (tmp_path / "v").exists()
+
+
+def test_a_gain_too_large_for_the_recording_rate_is_refused_naming_the_flag(tmp_path):
+    from robot_dynamics_id.commands._collision_thresholds import measure_collision_thresholds
+
+    bag, model_path = tmp_path / "bag", tmp_path / "model.yaml"
+    assert main(["simulate-experiment", "--excitation", "prbs", "--duration", "4", "--seed", "1", "--truth-seed", "4",
+                 "--rate", "125", "--out", str(bag), "--truth-out", str(model_path), "--quiet"]) == 0
+    before = model_path.read_text()
+    with pytest.raises(ValueError, match=r"--collision-gain: observer gain 500 1/s is too large for 125 Hz"):
+        measure_collision_thresholds(model_path, bag, gain_per_s=500.0)
+    assert model_path.read_text() == before

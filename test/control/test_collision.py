@@ -124,6 +124,11 @@ def test_thresholds_refuse_a_too_short_recording_and_bad_shapes():
     with pytest.raises(CollisionModelError, match="shape"):
         CollisionThresholds(joint_names=("a",), velocity_edges_rad_s=np.array([0.1]), threshold_nm=np.ones((1, 3)),
                             observer_gain_per_s=50, rate_hz=500)
+    # a gain the observer cannot run with (K_O dt = 4: it would restart every sample and detect nothing): refused
+    # where thresholds are made and wherever a model carrying them is loaded (the nodes at start-up)
+    with pytest.raises(CollisionModelError, match=r"2000 1/s is too large for 500 Hz .*detect nothing; default 50"):
+        CollisionThresholds(joint_names=("a",), velocity_edges_rad_s=np.array([0.1]), threshold_nm=np.ones((1, 2)),
+                            observer_gain_per_s=2000, rate_hz=500)
 
 
 def test_thresholds_travel_in_the_model_file(tmp_path, truth):
