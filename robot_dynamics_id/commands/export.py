@@ -16,7 +16,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="ur_description", choices=FORMATS,
                         help="ur_description: Universal_Robots_ROS2_Description's physical_parameters.yaml and "
                              "frames (default)")
-    parser.add_argument("--out", required=True, help="output folder (created; files in it are replaced)")
+    parser.add_argument("--out", required=True, help="output folder: new, empty or an earlier rdi result (replaced "
+                                                     "when the export is complete)")
     parser.add_argument("--tf-prefix", default="", help="prefix of link and joint names in the URDF, as the UR driver's")
 
 
@@ -25,12 +26,20 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
+    from ..identification.data_checks import link_mass_notes
+    from ..identification.output_dir import check_output_dir, staged_output
     from ..io.model_file import DynamicModel
     from ..io.ur_description import export_ur_description
     from ..robots.model import STANDARD_GRAVITY_M_S2
 
-    paths = export_ur_description(args.model, args.out, tf_prefix=args.tf_prefix)
-    gravity = DynamicModel.load(args.model).gravity_m_s2
+    out = check_output_dir(args.out, inputs=[args.model])  # not a bag, not beside the model, not foreign files
+    model = DynamicModel.load(args.model)
+    with staged_output(out, command="export") as staging:
+        paths = {name: out / path.name
+                 for name, path in export_ur_description(model, staging, tf_prefix=args.tf_prefix).items()}
+    for note in link_mass_notes(model.link_mass_kg, model.kinematics()):
+        print(f"note: {note}", file=sys.stderr)
+    gravity = model.gravity_m_s2
     if not np.allclose(gravity, STANDARD_GRAVITY_M_S2, atol=1e-9):
         listed = ", ".join(f"{v:g}" for v in gravity)
         print(f"warning: the model was identified for gravity ({listed}) m/s² in the base frame (a tilted, wall or "

@@ -72,7 +72,7 @@ __all__ = ["DataCheckError", "MASS_RATIO_PLAUSIBLE", "MIN_GRAVITY_SPREAD_OF_RATI
            "MOUNT_ANGLE_WARN_DEG", "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK",
            "SCALE_PLAUSIBLE", "TorqueScale",
            "check_joint_count", "check_torque_fits_robot", "gravity_direction", "gravity_fit", "gravity_scale",
-           "likely_robots", "mass_warnings", "mount_check"]
+           "likely_robots", "link_mass_notes", "mass_warnings", "mount_check"]
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
@@ -470,8 +470,9 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
 def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool, doubtful: bool = False) -> list[str]:
     """Warnings when identified link masses are far from the nominal ones (links 2..n: link 1's mass does not
     act on any joint torque of a fixed-base arm and stays at its prior), outside :data:`MASS_RATIO_OK`; with
-    ``doubtful``, the problem when they are outside :data:`MASS_RATIO_PLAUSIBLE` instead. None for a model that
-    is not physically consistent (its per-link masses carry no meaning)."""
+    ``doubtful``, the problem when they are outside :data:`MASS_RATIO_PLAUSIBLE` instead; a plausible total with
+    single links far off gets :func:`link_mass_notes`. None for a model that is not physically consistent (its
+    per-link masses carry no meaning)."""
     if not consistent:
         return []  # the per-link masses of a non-physical model carry no meaning (the job says so)
     nominal = np.array([robot.model.inertias[i + 1].mass for i in range(robot.n_joints)])
@@ -482,13 +483,33 @@ def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool, doubtful
     ratio = total_id / total_nom
     low, high = MASS_RATIO_PLAUSIBLE if doubtful else MASS_RATIO_OK
     if low <= ratio <= high:
-        return []
+        return [] if doubtful else link_mass_notes(identified, robot)
     text = (f"Identified masses of links 2-{robot.n_joints} total {total_id:.2f} kg, {ratio:.2f}x the nominal "
             f"{robot.name}'s {total_nom:.2f} kg")
     if doubtful:
         return [f"{text}: no payload a UR carries explains that; a drive gain, the torque source or --robot is off "
                 "(see the warnings); --skip-robot-check if the arm really differs"]
     return [f"{text}: check --robot, the drive gains and for a payload"]
+
+
+def link_mass_notes(link_mass_kg, robot: RobotModel) -> list[str]:
+    """A note when single links' masses (links 2..n) lie outside :data:`MASS_RATIO_PLAUSIBLE` of the nominal ones:
+    joint torques do not determine them one by one (a mass on a joint's axis acts alike on either link it joins),
+    so such a split is one of many that predict the same torques; the total is what the data fix."""
+    nominal = np.array([robot.model.inertias[i + 1].mass for i in range(robot.n_joints)])
+    identified = np.asarray(link_mass_kg, float)
+    if identified.shape != nominal.shape:
+        return []
+    ratio = identified[1:] / nominal[1:]
+    far = [(i + 2, m, r) for i, (m, r) in enumerate(zip(identified[1:], ratio))
+           if not MASS_RATIO_PLAUSIBLE[0] <= r <= MASS_RATIO_PLAUSIBLE[1]]
+    if not far:
+        return []
+    listed = ", ".join(f"link {i} {m:.3g} kg ({r:.2f}x nominal)" for i, m, r in far)
+    return [f"Single link masses far from the nominal {robot.name}'s: {listed}. Joint torques fix only combinations of "
+            "link masses (a mass on a joint axis acts alike on both links it joins): this split is one of many that "
+            "predict the same joint torques. A simulator reading the exported URDF gets the same joint dynamics; do "
+            "not read these numbers as the links' weights"]
 
 
 def excitation_checks(condition_number: float, warnings=()) -> tuple[list[str], list[str]]:

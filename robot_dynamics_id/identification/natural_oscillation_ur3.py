@@ -165,7 +165,10 @@ class FrictionCompensatedModel:
     P1's law has no friction term; on an arm whose Coulomb friction exceeds the
     gravity residual being searched the fall boundary is then biased or gone.
     Adding ``friction_torque(friction, qd)`` (P2 eq. 11 form) on the active
-    joints cancels as much of it as the friction model is right.
+    joints cancels as much of it as the friction model is right. A load-dependent
+    Coulomb term (``rdi identify``'s ``+load`` families) takes the law's own
+    rigid-body torque as the load (Coriolis + the factored gravity: the law has no
+    acceleration term, so neither has the load).
     """
 
     inner: VerticalPlaneGravityModel
@@ -191,7 +194,9 @@ class FrictionCompensatedModel:
         return self.inner.lumped(factors)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, factors: np.ndarray) -> np.ndarray:
-        return self.inner.torque(q, qd, factors) + friction_torque(self.friction, np.asarray(qd, float))
+        rigid = self.inner.torque(q, qd, factors)
+        load = rigid if self.friction.has_load_term else None
+        return rigid + friction_torque(self.friction, np.asarray(qd, float), load_torque_nm=load)
 
     def oscillation_coordinates(self, q: np.ndarray) -> np.ndarray:
         return self.inner.oscillation_coordinates(q)

@@ -31,6 +31,7 @@ approximation's axis), I_axes = R^T I_link R with R = rpy(roll, pitch, yaw).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -266,6 +267,9 @@ def export_ur_description(model: DynamicModel | str | Path, out_dir: str | Path,
     if not isinstance(model, DynamicModel):
         model = DynamicModel.load(model)
     description, _ = _description(model)
+    if not re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*/?)*", tf_prefix):
+        raise UrDescriptionExportError(f"--tf-prefix {tf_prefix!r} is not a ROS name prefix: letters, digits, '_' "
+                                       "and '/', not starting with a digit (e.g. 'ur_' or 'left/')")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UrDescriptionExportError(f"--out {out} is a file; give a folder")

@@ -27,6 +27,7 @@ no joint states), 6 cancelled by Ctrl-C/SIGTERM (the arm is stopped first).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -227,6 +228,12 @@ class NaturalOscillationNode(Node):
         if self._max_trials < 3:
             raise ParameterError("parameter 'max_trials' must be >= 3")
         self._output = str(p["output_file"])
+        target = Path(self._output).expanduser()
+        if self._output and (target.is_dir() or not target.resolve().parent.is_dir()
+                             or not os.access(target.resolve().parent, os.W_OK)):
+            # checked now, not when the trials are over and the result would be lost
+            raise ParameterError(f"parameter 'output_file': {self._output} is a folder, or its folder does not exist "
+                                 "or cannot be written: give a file in an existing, writable folder")
         self._exit_when_done = bool(p["exit_when_done"])
 
     # ---- callbacks ----------------------------------------------------------------------------------
@@ -316,10 +323,13 @@ class NaturalOscillationNode(Node):
                 raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
         law = _FactorRecorder(law)
 
+        trials: list[dict] = []
+
         def report(summary: dict) -> None:
             # Called when a trial ends (the next reset or the end): the arm is stopped by then.
             factors = [float(f) for f in law.factors]
             outcome = "falls" if summary["fell"] else "does not fall"
+            trials.append({"factors": factors, "outcome": outcome, **summary})
             self._publish(phase="trial", factors=factors, outcome=outcome, guard_falls=arm.falls, **summary)
             self.get_logger().info(f"trial {summary['trial']}: factors {np.round(factors, 4).tolist()} -> {outcome}")
 
@@ -329,6 +339,10 @@ class NaturalOscillationNode(Node):
                 run_push_trial(arm, law, f, experiment)
             arm.finish_trial()
             self._publish(phase="done", trials=arm.trials, guard_falls=arm.falls, trial_time_s=arm.trial_time_s)
+            if self._output:
+                Path(self._output).expanduser().write_text(json.dumps(
+                    {"phase": "done", "trials": trials, "guard_falls": arm.falls, "trial_time_s": arm.trial_time_s},
+                    indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
             return
         result = identify_vertical_plane_gravity(arm, law, experiment, low=self._low, high=self._high,
                                                  tolerance=self._tolerance, max_trials=self._max_trials)
@@ -340,7 +354,7 @@ class NaturalOscillationNode(Node):
                "trial_time_s": arm.trial_time_s, "guard_falls": arm.falls}
         self._publish(**out)
         if self._output:
-            Path(self._output).write_text(json.dumps(out, indent=2))
+            Path(self._output).expanduser().write_text(json.dumps(out, indent=2))
         self.get_logger().info(f"identified first moments {out['first_moments_kgm']}")
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------

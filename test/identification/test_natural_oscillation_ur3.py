@@ -94,3 +94,22 @@ def test_whole_upright_arm_model_and_friction_plant():
     for _ in range(50):
         q, qd = arm.step()
     assert qd[1] > 0.01
+
+
+def test_friction_compensation_takes_a_load_dependent_coulomb_term(ur3_models):
+    """rdi identify picks '+load' friction on some joints; the law feeds it its own rigid-body torque as the load
+    (it raised "pass load_torque_nm" at the first command)."""
+    from robot_dynamics_id.dynamics.friction import friction_torque
+    from robot_dynamics_id.identification.natural_oscillation_ur3 import FrictionCompensatedModel, active_joint_friction
+    from robot_dynamics_id.sim.truth import nominal_friction
+
+    friction = active_joint_friction(nominal_friction("ur3", "real"), [1, 2])
+    assert friction.has_load_term
+    gravity = VerticalPlaneGravityModel(ur3_models[0], UP)
+    law = FrictionCompensatedModel(gravity, friction)
+    q, qd, factors = UP + [0.2, -0.3], np.array([0.4, -0.2]), np.array([1.1, 0.9])
+    rigid = gravity.torque(q, qd, factors)
+    expected = rigid + friction_torque(friction, qd, load_torque_nm=rigid)
+    np.testing.assert_allclose(law.torque(q, qd, factors), expected, atol=1e-12)
+    # the load term acts: the same friction without a load would give another torque
+    assert not np.allclose(expected, rigid + friction_torque(friction, qd, load_torque_nm=np.zeros(2)))

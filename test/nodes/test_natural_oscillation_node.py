@@ -59,7 +59,7 @@ def test_trials_run_through_ur_interface_and_a_fall_is_stopped_by_the_guard(tmp_
         node = _start_natural_oscillation(tmp_path, [
             f"model_file:={model_file}", "compensate_friction:=true", "window_s:=5.0",
             # over-compensated (oscillates), then the elbow 10 % under-compensated (falls)
-            "trial_factors:=[1.3,1.3,1.3,0.9]"])
+            "trial_factors:=[1.3,1.3,1.3,0.9]", f"output_file:={tmp_path / 'trials.json'}"])
         done = probe.wait_for(lambda: not node.alive(), 45.0)
         assert done, f"natural_oscillation did not finish:\n{node.log()}"
         assert node.popen.returncode == 0, node.log()
@@ -72,6 +72,10 @@ def test_trials_run_through_ur_interface_and_a_fall_is_stopped_by_the_guard(tmp_
         assert trials[0]["duration_s"] > 2.0  # ran in torque mode until two periods or the window
         assert trials[1]["outcome"] == "falls", (trials, node.log())
         assert final and final[0]["guard_falls"] == 1
+        # the given trials are written as the bisection's result is (output_file)
+        written = json.loads((tmp_path / "trials.json").read_text())
+        assert [t["outcome"] for t in written["trials"]] == ["does not fall", "falls"]
+        assert written["trials"][1]["factors"] == [1.3, 0.9] and written["guard_falls"] == 1
         # The guard stopped the arm right after the bound: it came to rest not far beyond 0.5 rad.
         def excursion_and_rest():
             _, q, qd = probe.joint_arrays()
@@ -91,3 +95,10 @@ def test_trials_run_through_ur_interface_and_a_fall_is_stopped_by_the_guard(tmp_
         interface.stop()
         probe.close()
         rclpy.shutdown()
+
+
+def test_an_output_file_that_cannot_be_written_is_refused_before_any_trial(tmp_path):
+    node = _start_natural_oscillation(tmp_path, [f"output_file:={tmp_path / 'no_such_folder' / 'out.json'}"])
+    node.popen.wait(timeout=60)
+    assert node.popen.returncode == 2, node.log()
+    assert "parameter 'output_file'" in node.log() and "existing, writable folder" in node.log()
