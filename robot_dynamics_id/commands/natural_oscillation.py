@@ -23,6 +23,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from robot_dynamics_id.scenarios import natural_oscillation_report as report
 
+    extras = (args.search, args.friction, args.ur3, args.ur3_full, args.mujoco, args.all)
+    if args.skip_tables and not any(extras):
+        raise ValueError("nothing to print: --skip-tables leaves out the tables, and none of --search, --friction, "
+                         "--ur3, --ur3-full, --mujoco or --all was given")
     if not args.skip_tables:
         print("\n".join(report.tables_report()))
     if args.search or args.all:

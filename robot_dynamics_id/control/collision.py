@@ -34,6 +34,7 @@ contact link are zero), so the highest joint over its threshold bounds the conta
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -370,7 +371,12 @@ class CollisionEvent:
         return abs(self.external_torque_nm[self.joint]) / self.threshold_nm[self.joint]
 
     def describe(self) -> str:
-        return (f"collision at t = {self.time_s:.3f} s: joint {self.joint} ({self.joint_name}) external torque "
+        t = self.time_s
+        # a robot loop's time since its start, or a message stamp (ROS time: seconds since 1970), as a clock time
+        ms = int(round(t * 1000.0))
+        when = (f"{time.strftime('%H:%M:%S', time.gmtime(ms // 1000))}.{ms % 1000:03d} UTC (stamp {t:.3f} s)"
+                if t > 1e9 else f"t = {t:.3f} s")
+        return (f"collision at {when}: joint {self.joint} ({self.joint_name}) external torque "
                 f"{self.external_torque_nm[self.joint]:+.2f} Nm over its threshold "
                 f"{self.threshold_nm[self.joint]:.2f} Nm"
                 f" (joints over: {list(self.joints_over)}; contact on link {self.contact_link_at_least} or beyond)")

@@ -222,3 +222,14 @@ def test_observer_refuses_a_model_without_drive_gains(truth):
         MomentumResidual(replace(truth, drive_gains_nm_per_a=None), gain_per_s=50.0)
     with pytest.raises(CollisionModelError, match="implausible"):
         MomentumResidual(replace(truth, drive_gains_nm_per_a=np.full(6, 0.01)), gain_per_s=50.0)
+
+
+def test_a_collision_is_described_at_the_loops_time_or_the_stamps_clock_time():
+    from robot_dynamics_id.control.collision import CollisionEvent
+
+    fields = dict(joint=3, joint_name="wrist_1_joint", external_torque_nm=tuple(np.full(6, -0.23)),
+                  threshold_nm=tuple(np.full(6, 0.2)), joints_over=(3,), contact_link_at_least=4)
+    event = CollisionEvent(time_s=8.03, **fields)
+    assert event.describe().startswith("collision at t = 8.030 s: joint 3 (wrist_1_joint) external torque -0.23 Nm")
+    stamped = CollisionEvent(time_s=1795798769.316, **fields)  # a message stamp: seconds since 1970
+    assert stamped.describe().startswith("collision at 16:59:29.316 UTC (stamp 1795798769.316 s): joint 3")

@@ -214,8 +214,9 @@ def test_collision_monitor_beside_ur_interface_stops_the_arm_through_it(tmp_path
         _send_sweep(probe, recorder)
         _assert_stopped_by_a_collision(probe, recorder, proc, monitor_log=monitor.log())
         assert any("collision" in e for e in probe.events), probe.events
-        # /diagnostics: the monitor reports the collision (WARN), the robot loop its protective stop (ERROR)
-        assert probe.wait_for(lambda: recorder.diagnosed("collision_monitor: observer", WARN, "collision at t ="),
+        # /diagnostics: the monitor reports the collision (WARN; at the stamp's clock time), the robot loop its
+        # protective stop (ERROR)
+        assert probe.wait_for(lambda: recorder.diagnosed("collision_monitor: observer", WARN, " UTC (stamp "),
                               10.0), [(s.name, s.level, s.message) for s in recorder.diagnostics]
         assert probe.wait_for(lambda: recorder.diagnosed("ur_interface: robot loop", ERROR, "protective"), 10.0), \
             [(s.name, s.level, s.message) for s in recorder.diagnostics if s.name.startswith("ur_interface")]
