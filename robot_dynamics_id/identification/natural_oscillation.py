@@ -344,6 +344,8 @@ def run_push_trial(arm: TorqueControlledArm, model: FactorizedArmModel, factors:
         c = model.oscillation_coordinates(q)
         coords[i] = c
         out = np.max(np.abs(c - ref), axis=-1) > experiment.max_excursion_rad
+        if getattr(arm, "trial_fell", False):  # the arm's own guard ended the trial as a fall (e.g. too fast)
+            out = np.ones_like(out, dtype=bool)
         newly = out & np.isnan(fell_at)
         if np.any(newly):
             fell_at = np.where(newly, i * arm.period_s, fell_at)

@@ -33,7 +33,8 @@ import numpy as np
 
 from .natural_oscillation_ur3 import ACTIVE_JOINTS, UR3_UPRIGHT_Q_RAD
 
-__all__ = ["ArmStopped", "FallGuard", "RobotLink", "SimulatedRobotLink", "StreamingVerticalPlaneArm"]
+__all__ = ["PLAUSIBLE_FACTORS", "ArmStopped", "FallGuard", "RobotLink", "SimulatedRobotLink", "StreamingVerticalPlaneArm",
+           "doubtful_search"]
 
 
 class ArmStopped(RuntimeError):
@@ -60,8 +61,12 @@ class FallGuard:
 
     ``max_excursion_rad``: largest distance of any pendulum coordinate (absolute
     link angle) from upright — a fall. ``position_lower_rad``/``position_upper_rad``
-    less ``position_margin_rad`` and ``max_velocity_rad_s`` (every joint) are hard
-    limits: crossing them aborts the procedure.
+    less ``position_margin_rad`` are hard limits: crossing them aborts the procedure.
+    ``max_velocity_rad_s`` (every joint) bounds a trial (the arm in torque mode,
+    falling or oscillating): a joint that fast ends the trial as a fall, the arm is
+    stopped all the same and the search goes on. Outside a trial the arm is under
+    speedJ (moves bounded by the approach speed; a stop decelerates it), so speed
+    there is the robot's to bound, not a reason to abort.
     """
 
     max_excursion_rad: float
@@ -81,20 +86,24 @@ class FallGuard:
     def fall(self, coordinates: np.ndarray, upright_coordinates: np.ndarray) -> bool:
         return bool(np.max(np.abs(np.asarray(coordinates) - upright_coordinates)) > self.max_excursion_rad)
 
-    def hard_limit(self, q: np.ndarray, qd: np.ndarray) -> str | None:
-        """A message naming the violated hard limit, or None."""
+    def hard_limit(self, q: np.ndarray, qd: np.ndarray, *, check_speed: bool = True) -> str | None:
+        """A message naming the violated hard limit, or None (``check_speed`` False: positions and NaN only)."""
         low = self.position_lower_rad + self.position_margin_rad
         high = self.position_upper_rad - self.position_margin_rad
         bad = np.flatnonzero((q < low) | (q > high))
         if bad.size:
             j = int(bad[0])
             return f"joint {j} at {q[j]:.3f} rad is within {self.position_margin_rad} rad of its position limit"
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            return "joint state contains NaN"
+        return self.too_fast(qd) if check_speed else None
+
+    def too_fast(self, qd: np.ndarray) -> str | None:
+        """A message naming a joint faster than ``max_velocity_rad_s``, or None."""
         fast = np.flatnonzero(np.abs(qd) > self.max_velocity_rad_s)
         if fast.size:
             j = int(fast[0])
             return f"joint {j} moves at {qd[j]:.3f} rad/s, above the guard's {self.max_velocity_rad_s} rad/s"
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            return "joint state contains NaN"
         return None
 
 
@@ -148,19 +157,25 @@ class StreamingVerticalPlaneArm:
         self._in_trial = False
         self._trial_start_s = 0.0
         self._trial_fell = False
+        self._fall_kind: str | None = None
+
+    @property
+    def trial_fell(self) -> bool:
+        """The guard ended the running trial as a fall (an excursion or a joint too fast); run_push_trial reads it."""
+        return self._in_trial and self._trial_fell
 
     # ---- helpers -------------------------------------------------------------------------------
     def _event(self, message: str) -> None:
         if self.on_event is not None:
             self.on_event(message)
 
-    def _read(self) -> tuple[np.ndarray, np.ndarray]:
+    def _read(self, *, check_speed: bool = False) -> tuple[np.ndarray, np.ndarray]:
         state = self.link.next_state(self.state_timeout_s)
         if state is None:
             self.stop()
             raise ArmStopped(f"no joint state for {self.state_timeout_s} s: arm stopped")
         self._q, self._qd = np.asarray(state[0], float), np.asarray(state[1], float)
-        problem = self.guard.hard_limit(self._q, self._qd)
+        problem = self.guard.hard_limit(self._q, self._qd, check_speed=check_speed)
         if problem is not None:
             self.stop()
             raise ArmStopped(f"guard: {problem}; arm stopped")
@@ -173,8 +188,11 @@ class StreamingVerticalPlaneArm:
         self.stop()
         self._in_trial = False
         if self.on_trial_end is not None:
-            self.on_trial_end({"trial": self.trials, "fell": self._trial_fell,
-                               "duration_s": self.trial_time_s - self._trial_start_s})
+            summary = {"trial": self.trials, "fell": self._trial_fell,
+                       "duration_s": self.trial_time_s - self._trial_start_s}
+            if self._trial_fell:
+                summary["fall"] = self._fall_kind
+            self.on_trial_end(summary)
 
     def stop(self) -> None:
         """Zero joint velocity (speedJ stop): the robot decelerates and holds."""
@@ -232,6 +250,7 @@ class StreamingVerticalPlaneArm:
         self.trials += 1
         self._in_trial = True
         self._trial_fell = False
+        self._fall_kind = None
         self._trial_start_s = self.trial_time_s
 
     def apply_torque(self, tau_nm: np.ndarray) -> None:
@@ -244,14 +263,17 @@ class StreamingVerticalPlaneArm:
         self.link.send_torque(tau)
 
     def step(self) -> tuple[np.ndarray, np.ndarray]:
-        q, qd = self._read()
+        q, qd = self._read()  # in a trial, too fast is a fall (FallGuard)
         if not self.stopped:
             self.trial_time_s += self.period_s
-            if self.guard.fall(self.coordinates(q[self.active]), self._upright_coordinates):
+            fast = self.guard.too_fast(qd)
+            if fast is not None or self.guard.fall(self.coordinates(q[self.active]), self._upright_coordinates):
                 self.stop()
                 self.falls += 1
                 self._trial_fell = True
-                self._event(f"fall: excursion beyond {self.guard.max_excursion_rad} rad, arm stopped")
+                self._fall_kind = "speed" if fast is not None else "excursion"
+                why = fast or f"excursion beyond {self.guard.max_excursion_rad} rad"
+                self._event(f"fall: {why}, arm stopped")
         return q[self.active].copy(), qd[self.active].copy()
 
 
@@ -292,3 +314,26 @@ class SimulatedRobotLink:
         self._started = True
         s = self.plant.state()
         return np.asarray(s.q_rad, float), np.asarray(s.qd_rad_s, float)
+
+
+#: identified factors (first moments / the prior's) outside this range are no real arm's: the search found
+#: something else (a friction feed-forward that drives the arm, a wrong prior)
+PLAUSIBLE_FACTORS = (0.5, 2.0)
+
+
+def doubtful_search(factors, trials: list[dict]) -> list[str]:
+    """Why a bisection's result cannot be trusted (empty: it can): factors outside :data:`PLAUSIBLE_FACTORS`, or
+    most trials ended by the speed guard (trial summaries of :class:`StreamingVerticalPlaneArm`: ``fall``)."""
+    problems = []
+    f = np.asarray(factors, float)
+    if np.any(f < PLAUSIBLE_FACTORS[0]) or np.any(f > PLAUSIBLE_FACTORS[1]):
+        problems.append(f"the identified factors {np.round(f, 3).tolist()} put the first moments outside "
+                        f"{PLAUSIBLE_FACTORS[0]:g}-{PLAUSIBLE_FACTORS[1]:g}x the prior's: no real arm is that far from "
+                        "its model")
+    speed = sum(t.get("fall") == "speed" for t in trials)
+    if trials and speed > len(trials) / 2:
+        problems.append(f"{speed} of {len(trials)} trials ended with a joint above the guard's speed, not by falling "
+                        "away: the law drives the arm (with compensate_friction, a friction model that overestimates "
+                        "the arm's friction pushes it along); try compensate_friction false, or a model identified "
+                        "with --friction-model p2 on a slow excitation")
+    return problems

@@ -20,8 +20,10 @@ instead of the search, e.g. to check the set-up before identifying.
 The procedure runs in its own thread at the robot rate (one command per
 received state); the ROS callbacks only hand over the latest joint state.
 
-Exit codes: 0 done, 1 error, 2 configuration, 3 the arm was stopped (fall guard,
-no joint states), 6 cancelled by Ctrl-C/SIGTERM (the arm is stopped first).
+Exit codes: 0 done, 1 error, 2 configuration, 3 the arm was stopped (a hard limit,
+no joint states) or the result is doubtful (factors no real arm has, most trials
+ended by the speed guard: ``status``/``problems`` in the output), 6 cancelled by
+Ctrl-C/SIGTERM (the arm is stopped first).
 """
 
 from __future__ import annotations
@@ -286,7 +288,8 @@ class NaturalOscillationNode(Node):
 
     def _procedure(self) -> None:
         from ..identification.natural_oscillation import PushExperiment, run_push_trial
-        from ..identification.natural_oscillation_robot import ArmStopped, FallGuard, StreamingVerticalPlaneArm
+        from ..identification.natural_oscillation_robot import (ArmStopped, FallGuard, StreamingVerticalPlaneArm,
+                                                                doubtful_search)
         from ..identification.natural_oscillation_ur3 import (
             ACTIVE_JOINTS,
             FrictionCompensatedModel,
@@ -352,10 +355,16 @@ class NaturalOscillationNode(Node):
                "prior_first_moments_kgm": [float(v) for v in gravity_model.first_moments_kgm],
                "factors": [float(v) for v in result.factors], "trials": result.n_trials,
                "trial_time_s": arm.trial_time_s, "guard_falls": arm.falls}
+        problems = doubtful_search(result.factors, trials)
+        out.update(status="doubtful" if problems else "ok", problems=problems)
         self._publish(**out)
         if self._output:
             Path(self._output).expanduser().write_text(json.dumps(out, indent=2))
         self.get_logger().info(f"identified first moments {out['first_moments_kgm']}")
+        for problem in problems:
+            self.get_logger().error(f"doubtful: {problem}")
+        if problems:
+            self.exit_code = 3
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:

@@ -112,8 +112,20 @@ def test_streaming_procedure_moves_upright_pushes_and_stops_a_fall():
     assert np.abs(plant.qd_true_rad_s).max() < 0.01
     arm.finish_trial()
     assert ended == [{"trial": 1, "fell": True, "duration_s": pytest.approx(trial.time_s[-1], abs=0.01)}]
+    # in a trial a joint faster than the guard's speed is a fall: stopped, reported, and the search may go on
+    events = []
     fast = StreamingVerticalPlaneArm(link=SimulatedRobotLink(plant), coordinates=model.oscillation_coordinates,
                                      guard=FallGuard(max_excursion_rad=0.3, position_lower_rad=-limit,
-                                                     position_upper_rad=limit, max_velocity_rad_s=0.1))
-    with pytest.raises(ArmStopped, match="above the guard"):
-        run_push_trial(fast, model, np.array([1.3, 0.5]), dataclasses.replace(exp, push_qd_rad_s=np.array([0, 0.2])))
+                                                     position_upper_rad=limit, max_velocity_rad_s=0.1),
+                                     on_event=events.append)
+    trial = run_push_trial(fast, model, np.array([1.3, 0.5]),
+                           dataclasses.replace(exp, push_qd_rad_s=np.array([0, 0.2])))
+    assert trial.fell and fast.falls == 1 and fast.stopped
+    assert any(e.startswith("fall: joint") and "above the guard's 0.1 rad/s" in e for e in events), events
+    # a position limit is a hard limit: the procedure is aborted
+    near = np.abs(plant.q_true_rad) + 0.05
+    with pytest.raises(ArmStopped, match="of its position limit"):
+        run_push_trial(StreamingVerticalPlaneArm(
+            link=SimulatedRobotLink(plant), coordinates=model.oscillation_coordinates,
+            guard=FallGuard(max_excursion_rad=0.3, position_lower_rad=-near, position_upper_rad=near)),
+            model, np.array([1.3, 0.5]), exp)
