@@ -149,6 +149,8 @@ class RobotLoop:
                                   int(SafetyMode.NORMAL), "idle", None, "none", 0, 0, 0)
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
+        #: the robot answered and refused this configuration (BackendConfigurationError): the loop has ended
+        self.configuration_fault: str | None = None
         self._cycle_starts = np.full(timing_window, np.nan)
         self._cycle_lateness = np.full(timing_window, np.nan)  # start - deadline (s)
         #: how far behind the loop may fall before it stops catching up (s)
@@ -351,7 +353,8 @@ class RobotLoop:
                 self._emit("info", "robot connected and ready")
                 return True
             except BackendConfigurationError as exc:  # the robot answered and refused this configuration
-                self._fault(f"cannot use the robot as configured: {exc}")
+                self.configuration_fault = f"cannot use the robot as configured: {exc}"
+                self._fault(self.configuration_fault)
                 return False
             except Exception as exc:
                 wait = self._backoff[min(attempt, len(self._backoff) - 1)]

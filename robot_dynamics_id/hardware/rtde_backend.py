@@ -209,6 +209,12 @@ class RtdeBackend(RobotBackend):
         if version.is_cb3 and self.rate_hz > 125.0:
             raise BackendConfigurationError(f"the controller at {self.robot_ip} is a CB3 (software {version}), whose "
                                             f"RTDE runs at 125 Hz, but rate_hz is {self.rate_hz:g}: set rate_hz: 125")
+        if self.supports_torque and (version.major, version.minor) < (5, 23):
+            # an older controller runs a script whose direct_torque is a no-op: the arm would not be controlled
+            raise BackendConfigurationError(
+                f"supports_torque is set, but the controller at {self.robot_ip} runs software {version}: direct_torque "
+                "needs an e-Series with PolyScope 5.23 or later. Set supports_torque: false and use velocity "
+                "commands (osc_controller: output_mode velocity, force_source estimated)")
         self.controller_version = version
         return version
 

@@ -361,6 +361,20 @@ class UrInterfaceNode(Node):
                                  simulated=self.config.backend == "sim", events=events,
                                  last_refusal=self._last_refusal, trajectory=self.tracker.status.as_dict())
 
+    # ---- end on a configuration the robot refused (run_node) ----------------------------------------------
+    @property
+    def done(self) -> bool:
+        """The robot refused this configuration (e.g. 500 Hz on a CB3): nothing to serve, the process ends (2)."""
+        return self.loop.configuration_fault is not None
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.done else 0
+
+    @property
+    def exit_code_when_interrupted(self) -> int:  # a service: Ctrl-C is how it ends (0)
+        return self.exit_code
+
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:
         """Ctrl-C/SIGTERM: a running trajectory slows down along its path (as a cancel does); a velocity or

@@ -52,7 +52,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..robots.description import ROBOT_NAMES, get_robot
     from .ur_controller.process import run_foreground
+
+    if args.personality == "cb3" and str(args.robot).lower() in ROBOT_NAMES and \
+            get_robot(args.robot).generation == "e-series":
+        raise ValueError(f"--robot {args.robot} is an e-Series arm: there is no CB3 {args.robot}; drop --personality "
+                         "cb3, or simulate a CB3 arm (ur3, ur5, ur10)")
 
     return run_foreground(
         personality=args.personality, host=args.host, rtde_port=args.rtde_port,

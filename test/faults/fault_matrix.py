@@ -147,9 +147,10 @@ FAULTS: tuple[Fault, ...] = (
           "test/hardware/test_config.py::test_a_limit_beyond_the_rating_is_refused_naming_joint_and_bound"),
     Fault("configuration_refused_by_robot", "robot connection",
           "the robot answers and refuses the configuration (rate_hz 500 on a CB3's RTDE)",
-          "one error, not retried: \"cannot use the robot as configured: … set rate_hz: 125\"",
-          "cannot use the robot as configured", "nothing was commanded", None,
-          "test/hardware/test_robot_loop.py::test_a_configuration_the_robot_refuses_is_a_fault_not_retried_for_ever"),
+          "one error, not retried, and ur_interface ends: \"cannot use the robot as configured: … set rate_hz: "
+          "125\"",
+          "cannot use the robot as configured", "nothing was commanded", 2,
+          "test/nodes/test_ur_interface_rtde.py::test_a_configuration_the_robot_refuses_ends_the_node_with_exit_2"),
     # ---- noise on a fault -----------------------------------------------------------------------------------
     Fault("command_flood", "repeated faults", "a publisher stuck on NaN velocity commands at 500 Hz",
           "at most one line a second: \"velocity command refused: … (N more since HH:MM:SS.mmm)\"; "

@@ -13,7 +13,7 @@ import pytest
 from fault_matrix import row
 from rtde_peers import RtdePeer, free_loopback_host
 
-from robot_dynamics_id.hardware.backend import BackendError
+from robot_dynamics_id.hardware.backend import BackendConfigurationError, BackendError
 from robot_dynamics_id.hardware.config import check_robot_address
 from robot_dynamics_id.hardware.rtde_backend import RtdeBackend
 from robot_dynamics_id.hardware.rtde_probe import ControllerVersion, RtdeProbeError, probe_rtde
@@ -75,6 +75,17 @@ def test_a_cb3_at_500_hz_is_refused_with_the_rate_to_use():
             backend.connect()
         backend.disconnect()
     assert row("rtde_cb3_rate").phrase in str(info.value)
+
+
+@pytest.mark.parametrize("version", [(3, 15, 7, 0), (5, 22, 1, 0)])
+def test_torque_control_on_a_controller_without_direct_torque_is_refused(version):
+    """A CB3, or an e-Series below PolyScope 5.23, runs a script whose direct_torque does nothing: a torque law
+    would think it controls an arm that nothing moves."""
+    with RtdePeer(answer=10, data_packages=5, version=version) as peer:
+        backend = RtdeBackend(robot_ip=peer.host, rate_hz=125.0, supports_torque=True, answer_timeout_s=2.0)
+        with pytest.raises(BackendConfigurationError, match=r"direct_torque needs an e-Series with PolyScope 5.23"):
+            backend.connect()
+        backend.disconnect()
 
 
 def test_the_backend_reports_a_silent_controller_instead_of_hanging():

@@ -400,3 +400,21 @@ def test_out_of_limit_command_is_clamped_to_the_velocity_limit(system, tmp_path)
     assert max(peak) == pytest.approx(math.pi, abs=0.02)  # UR3 base limit
     assert standin.wait_until(lambda: _at_rest(standin), 3.0)
     assert fresh.alive()
+
+
+def test_a_configuration_the_robot_refuses_ends_the_node_with_exit_2(tmp_path):
+    """A CB3 (125 Hz RTDE) asked for 500 Hz answers and refuses: one error and the process ends with 2, as any
+    configuration error (it used to keep running and exit 0 on Ctrl-C). docs/faults.md "configuration_refused_by_robot"."""
+    host = "127.0.0.11"
+    standin = StandInProcess(personality="cb3", host=host, log_dir=tmp_path)
+    try:
+        (node,) = plan_launch("ur_interface.launch.py", {"sim": "false", "robot_ip": host})  # config/ur3.yaml: 500 Hz
+        proc = start_node(node, log_dir=tmp_path, env=loopback_environment())
+        try:
+            proc.popen.wait(timeout=60)
+        finally:
+            proc.stop()
+        assert proc.popen.returncode == 2, proc.log()
+        assert "cannot use the robot as configured" in proc.log() and "rate_hz" in proc.log()
+    finally:
+        standin.stop()
