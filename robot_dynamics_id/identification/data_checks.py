@@ -67,6 +67,7 @@ import scipy.optimize
 from ..io.bag_decode import PARTIAL_EXCITATION
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
+from ..robots.priors import foreign_nominal_gains
 
 __all__ = ["DataCheckError", "MASS_RATIO_PLAUSIBLE", "MIN_GRAVITY_SPREAD_OF_RATING", "MOUNT_ANGLE_DOUBTFUL_DEG",
            "MOUNT_ANGLE_WARN_DEG", "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK",
@@ -357,6 +358,9 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         text = (f"Joint {_joint(robot, j)} torque reaches {peak[j]:.1f} Nm, beyond {robot.name}'s rated "
                 f"{rating[j]:.0f} Nm ({label})")
         (errors if peak[j] > 2 * rating[j] else warnings).append(text)
+    copied = None if source != "current" or drive_gains_nm_per_a is None or robot.description is None else \
+        foreign_nominal_gains(drive_gains_nm_per_a, robot.description.name)
+    warnings += [f"--drive-gains: {copied}"] if copied else []
     result = gravity_scale(robot, q_rad, qd_rad_s, qdd_rad_s2, tau)
     scale = result.scale
     angle, ratio, mount = mount_check(robot, q_rad, qd_rad_s, qdd_rad_s2, tau, gravity_fix=gravity_fix)

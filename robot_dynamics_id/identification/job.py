@@ -15,12 +15,10 @@ Before anything is written: the output folder is checked
 (identification/data_checks.py: joint count, rating, torque scale against the
 nominal model naming the likely robot, implausible gains, gravity-compensated
 torque, the direction of gravity). A result is written into a staging folder
-that becomes ``--out`` only when complete. A fit below zero on the training data
-or far below zero on other data, identified masses no payload explains, or
-torques whose gravity points elsewhere than the model's (the mount), make the
-result *doubtful*: written, with
-``status: doubtful`` and the problems in metrics.json, and the commands exit
-non-zero (:data:`EXIT_DOUBTFUL`).
+that becomes ``--out`` only when complete. A fit below zero on the training data or far below zero on other
+data, identified masses no payload explains, torques whose gravity points elsewhere than the model's (the
+mount), or a TCP pose of another arm, make the result *doubtful*: written, with ``status: doubtful`` and the
+problems in metrics.json, and the commands exit non-zero (:data:`EXIT_DOUBTFUL`).
 
 Outputs: ``model.yaml``, ``model.urdf`` (physically consistent models only),
 ``metrics.json``, ``summary.json``, ``predictions.csv`` (training data, every
@@ -252,7 +250,9 @@ def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
         assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
         problems.append(f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's "
                         f"({assumed} m/s²): the arm's mount differs (see the warning for the --gravity to pass)")
-    reason = checks.get("doubtful_reason")
+    pose, reason = checks.get("tcp_pose") or {}, checks.get("doubtful_reason")
+    if pose.get("wrong_arm"):
+        problems.append(f"{what}: the recorded TCP pose is {pose['fits_other_robot']}'s (see the warning)")
     if reason:
         problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
                         "carries a payload")

@@ -36,7 +36,8 @@ import numpy as np
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 
-__all__ = ["NO_FIT_M", "OTHER_BETTER_FACTOR", "OTHER_FIT_M", "RESIDUAL_OK_M", "check_tcp_pose_fits_robot", "tcp_pose_residual_m"]
+__all__ = ["NO_FIT_M", "OTHER_BETTER_FACTOR", "OTHER_FIT_M", "RESIDUAL_OK_M", "check_tcp_pose_fits_robot",
+           "tcp_pose_residual_m"]
 
 #: rms TCP position residual (m) within which a robot's nominal kinematics fit a recorded pose (a factory
 #: calibration moves a real arm's TCP by about this much: ur.md); another robot must also fit 3x better, so a
@@ -92,13 +93,16 @@ def check_tcp_pose_fits_robot(robot: RobotModel, q_rad, tcp_pose, *, robot_label
     if own <= RESIDUAL_OK_M:
         return [], summary
     better = sorted((v, k) for k, v in others.items() if v <= OTHER_FIT_M and v * OTHER_BETTER_FACTOR <= own)
+    summary["wrong_arm"] = bool(better) and own > NO_FIT_M  # more than a twin: the result is doubtful (job.py)
     if better:
         residual, name = better[0]
         summary["fits_other_robot"] = name
+        why = ("Joint torques hardly tell a UR from its e-Series twin; everything Cartesian does (controller, "
+               "payload frame, exported model)" if own <= NO_FIT_M else
+               "The arms differ by far more than a calibration: the joint-space model is of the wrong arm too")
         return [f"The recorded TCP pose does not fit {robot_label}'s kinematics (rms {own * 1000:.1f} mm with the "
                 f"TCP offset fitted) but fits {name}'s ({residual * 1000:.1f} mm): the data look like a {name}'s. "
-                "Joint torques hardly tell a UR from its e-Series twin; everything Cartesian does (controller, "
-                f"payload frame, exported model). {robot_fix.format(robot=name)}"], summary
+                f"{why}. {robot_fix.format(robot=name)}"], summary
     if own <= NO_FIT_M:
         return [], summary
     return [f"The recorded TCP pose does not fit {robot_label}'s kinematics (rms {own * 1000:.1f} mm with the TCP "

@@ -158,6 +158,12 @@ class UrInterfaceNode(Node):
             f"ur_interface: robot {cfg.robot_name}, backend {cfg.backend}, {cfg.rate_hz:.0f} Hz, "
             f"watchdog {cfg.watchdog_s * 1000:.0f} ms, limit policy {cfg.limit_policy.value}, "
             f"effort from {cfg.effort_source}")
+        from ..robots.priors import foreign_nominal_gains
+
+        copied = None if cfg.drive_gains_nm_per_a is None else foreign_nominal_gains(cfg.drive_gains_nm_per_a,
+                                                                                    cfg.robot_name)
+        if copied:  # /joint_states effort = current x these gains: every recording would be scaled
+            self.get_logger().warning(f"parameter 'drive_gains_nm_per_a': {copied}")
 
     # ---- trajectories -------------------------------------------------------------------------
     def _on_trajectory(self, msg: JointTrajectory) -> None:

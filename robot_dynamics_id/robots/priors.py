@@ -15,7 +15,7 @@ import numpy as np
 
 from .description import get_robot
 
-__all__ = ["NOMINAL_DRIVE_GAINS_NM_PER_A", "nominal_drive_gains"]
+__all__ = ["NOMINAL_DRIVE_GAINS_NM_PER_A", "foreign_nominal_gains", "nominal_drive_gains"]
 
 #: Assumed nominal drive gains, joint side, Nm/A (not published for the UR3: see the module doc).
 NOMINAL_DRIVE_GAINS_NM_PER_A: dict[str, tuple[float, ...]] = {
@@ -36,3 +36,23 @@ def nominal_drive_gains(robot: str = "ur3") -> np.ndarray:
     name = str(robot).strip().lower()
     get_robot(name)  # raises a ValueError naming the known robots
     return np.array(NOMINAL_DRIVE_GAINS_NM_PER_A[name], float)
+
+
+def foreign_nominal_gains(gains_nm_per_a, robot: str) -> str | None:
+    """A warning when ``gains_nm_per_a`` are the assumed nominal gains of other built-in arms and not ``robot``'s
+    (a configuration copied from another arm's: config/ur3.yaml's gains on a UR10 scale its torques 0.64x), else
+    None. Identified gains never match a table exactly, so only a copied table trips it."""
+    name = str(robot).strip().lower()
+    g = np.asarray(gains_nm_per_a, float)
+    if name not in NOMINAL_DRIVE_GAINS_NM_PER_A or g.shape != (len(NOMINAL_DRIVE_GAINS_NM_PER_A[name]),):
+        return None
+    own = np.array(NOMINAL_DRIVE_GAINS_NM_PER_A[name], float)
+    if np.allclose(g, own):
+        return None
+    others = [k for k, v in NOMINAL_DRIVE_GAINS_NM_PER_A.items() if k != name and np.allclose(g, v)]
+    if not others:
+        return None
+    listed = ", ".join(f"{v:g}" for v in own)
+    return (f"the drive gains {', '.join(f'{v:g}' for v in g)} Nm/A are the assumed nominal gains of "
+            f"{' / '.join(others)}, not of the {name} ({listed}): a configuration copied from another arm scales "
+            "every torque; give this arm's gains (identify them with a known payload: rdi drive-gains)")

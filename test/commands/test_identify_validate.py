@@ -322,6 +322,28 @@ def test_a_ur3e_recording_identified_as_a_ur3_is_named_by_its_tcp_pose(tmp_path,
     assert checks["fits_other_robot"] == "ur3e" and checks["other_robots_residual_rms_mm"]["ur3e"] < 0.01
 
 
+def test_a_ur16e_recording_identified_as_a_ur10e_is_doubtful_by_its_tcp_pose(tmp_path, capsys):
+    """Not a twin: the UR16e's upper arm is 13 cm shorter. The torques alone passed (scale 0.8); the TCP pose
+    leaves 0.25 m with the UR10e's kinematics, and fits the UR16e's: exit 3, not a warning beside exit 0."""
+    from dataclasses import replace
+
+    from scipy.spatial.transform import Rotation
+
+    from robot_dynamics_id.robots.model import load_robot
+
+    gains = np.array([10.0, 10.70, 8.46, 9.00, 9.48, 10.12])
+    recording = synthetic_ur_recording(perturbed_truth("ur16e", seed=23, relative=0.1), gains, duration_s=12.0,
+                                       seed=4, torque_noise_nm=0.02)
+    rotations, positions = load_robot("ur16e").tool_poses(recording.q_rad)
+    pose = np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
+    csv = write_ur_csv(tmp_path / "ur16e.csv", replace(recording, tcp_pose=pose))
+    assert _identify(csv, tmp_path / "m", "--robot", "ur10e", "--drive-gains", _gains(gains)) == 3
+    err = capsys.readouterr().err
+    assert "fits ur16e's" in err and "far more than a calibration" in err and "pass --robot ur16e" in err
+    metrics = _metrics(tmp_path / "m")
+    assert metrics["status"] == "doubtful" and any("TCP pose is ur16e's" in p for p in metrics["problems"])
+
+
 def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):
     from robot_dynamics_id.robots.model import load_robot
 

@@ -218,3 +218,14 @@ def test_a_point_to_point_run_with_real_friction_names_no_drive_gain(seed):
     assert not any("drive gain" in w or "disagree" in w for w in warnings), warnings
     checked = scale.gravity_coefficient[scale.checked]
     assert checked.max() / checked.min() < 1.25, scale.gravity_coefficient
+
+
+def test_drive_gains_copied_from_another_arm_are_named(ur3):
+    """config/ur3.yaml's gains on a UR10 scale every torque 0.64x, inside the scale check's tolerance: the gains
+    themselves give it away."""
+    ur10 = load_robot("ur10")
+    data = _prepared(ur3, ur3.current_a * np.array(UR3_GAINS))
+    warnings, _ = check_torque_fits_robot(ur10, *data, source="current", drive_gains_nm_per_a=list(UR3_GAINS),
+                                          skip_robot_check=True)
+    assert any(w.startswith("--drive-gains: the drive gains 10, 10, 8, 6, 6, 6 Nm/A are the assumed nominal gains "
+                            "of ur3 / ur3e, not of the ur10") for w in warnings), warnings

@@ -28,3 +28,14 @@ def test_ur_controller_model_is_the_nominal_model_with_the_nominal_gains():
     np.testing.assert_array_equal(model.drive_gains_nm_per_a, nominal_drive_gains("ur3"))
     assert not np.any(model.friction.coulomb_nm)
     assert model.provenance["robot"] == "ur3"
+
+
+def test_gains_copied_from_another_arms_table_are_named():
+    from robot_dynamics_id.robots.priors import foreign_nominal_gains
+
+    text = foreign_nominal_gains([10, 10, 8, 6, 6, 6], "ur10")
+    assert text.startswith("the drive gains 10, 10, 8, 6, 6, 6 Nm/A are the assumed nominal gains of ur3 / ur3e, "
+                           "not of the ur10 (13.58, 14.3, 11.37, 11.24, 11.77, 11.77)")
+    assert foreign_nominal_gains(nominal_drive_gains("ur10"), "ur10") is None  # its own
+    assert foreign_nominal_gains([10.2, 9.9, 8.1, 6.0, 6.1, 5.9], "ur10") is None  # identified: no table's
+    assert foreign_nominal_gains([10, 10, 8, 6, 6, 6], "/path/lab_arm.urdf") is None  # no nominal to compare
