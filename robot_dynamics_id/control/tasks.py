@@ -18,7 +18,14 @@ import numpy as np
 
 from .contact import ContactStage
 
-__all__ = ["MotionTarget", "PolishingTask"]
+__all__ = ["CONTACT_WAIT_S", "ContactMissed", "MotionTarget", "PolishingTask"]
+
+#: after the approach has reached its end point (below the expected surface), wait this long for contact
+CONTACT_WAIT_S = 1.0
+
+
+class ContactMissed(RuntimeError):
+    """The approach ended below the expected surface without touching anything: the caller must stop."""
 
 
 def _smooth(x: float) -> tuple[float, float, float]:
@@ -81,6 +88,12 @@ class PolishingTask:
     def targets(self, t_s: float, stage: ContactStage) -> MotionTarget:
         """The motion target at task time ``t_s`` (s since the task began), given the contact stage."""
         zero = np.zeros(6)
+        if stage is ContactStage.APPROACH and t_s > self.approach_time_s + CONTACT_WAIT_S:
+            tip_z = self.target[2] + self.tip_offset[2]
+            raise ContactMissed(
+                f"no contact: the tool tip reached z = {tip_z:.3f} m, {self.expected_surface_z_m - tip_z:.3f} m below "
+                f"the expected surface (polishing_surface_z_m = {self.expected_surface_z_m:g} m), and touched "
+                "nothing: is the part where the task was told? (the start pose decides x and y)")
         if stage in (ContactStage.APPROACH, ContactStage.IMPACT) or stage is None:
             s, ds, dds = _smooth(t_s / self.approach_time_s)
             delta = self.target - self.start

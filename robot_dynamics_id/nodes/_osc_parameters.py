@@ -17,13 +17,14 @@ from ..parameters import ParameterError, ParameterSpec, check_choice, check_posi
 from ..robots.model import same_robot
 
 __all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "direct_robot_config",
-           "polishing_settings", "target_motion_settings", "tool_payload"]
+           "nominal_controller_model", "polishing_settings", "target_motion_settings", "tool_payload"]
 
 OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot", "string", "ur3",
                   "robot (kinematics): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path"),
     ParameterSpec("model_file", "string", "",
-                  "identified model (rdi identify .../model.yaml); empty: the nominal model"),
+                  "identified model (rdi identify .../model.yaml); empty: the nominal model with the nominal drive "
+                  "gains (robots/priors.py)"),
     ParameterSpec("rate_hz", "double", 500.0,
                   "control rate with robot_connection topics: 500 (e-Series torque) or 125 (CB3 velocity); direct "
                   "runs once per robot cycle (ur_interface rate_hz of robot_config_files)", "Hz"),
@@ -133,6 +134,15 @@ def polishing_settings(p: dict, max_force_n: float) -> tuple[dict, float]:
     return {"expected_surface_z_m": float(p["polishing_surface_z_m"]),
             "amplitude_m": check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
             "period_s": check_positive("polishing_period_s", p["polishing_period_s"])}, force
+
+
+def nominal_controller_model(robot: str):
+    """The model without ``model_file``: a built-in UR's nominal model with its nominal drive gains (the
+    sensorless force estimate turns currents into torques with them; robots/priors.py), a URDF's without gains."""
+    from ..io.model_file import DynamicModel, ur_controller_model
+    from ..robots.description import ROBOT_NAMES
+
+    return ur_controller_model(robot) if str(robot).strip().lower() in ROBOT_NAMES else DynamicModel.nominal(robot)
 
 
 def target_motion_settings(p: dict) -> dict:

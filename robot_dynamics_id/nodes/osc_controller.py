@@ -67,7 +67,7 @@ from ..robots.model import same_robot
 from ._diagnostic_rules import controller_report, robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
 from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, direct_robot_config,
-                              polishing_settings, target_motion_settings, tool_payload)
+                              nominal_controller_model, polishing_settings, target_motion_settings, tool_payload)
 from ._osc_state import command_fields, pose_fields, true_force_error
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
@@ -90,7 +90,7 @@ class OscControllerNode(Node):
         from ..io.model_file import DynamicModel, ModelFileError
 
         try:
-            model = DynamicModel.load(p["model_file"]) if p["model_file"] else DynamicModel.nominal(p["robot"])
+            model = DynamicModel.load(p["model_file"]) if p["model_file"] else nominal_controller_model(p["robot"])
         except (ModelFileError, ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'model_file': {exc}") from None
         if p["model_file"] and not same_robot(model.robot, p["robot"]):

@@ -64,3 +64,23 @@ def test_polishing_force_above_max_force_is_refused_before_the_robot_opens():
         polishing_settings(p, 60.0)
     settings, force = polishing_settings({**p, "polishing_force_n": 10.0}, 60.0)
     assert force == 10.0 and settings == {"expected_surface_z_m": 0.005, "amplitude_m": 0.08, "period_s": 5.0}
+
+
+def test_without_a_model_file_a_built_in_arm_brings_its_nominal_drive_gains():
+    """force_source estimated turns currents into torques: a CB3 UR10 run without an identified model was refused
+    for "the model has no drive gains" though the arm's nominal gains are known."""
+    from robot_dynamics_id.nodes._osc_parameters import nominal_controller_model
+    from robot_dynamics_id.robots.priors import nominal_drive_gains
+
+    model = nominal_controller_model("ur10")
+    np.testing.assert_array_equal(model.drive_gains_nm_per_a, nominal_drive_gains("ur10"))
+    assert model.robot == "ur10"
+
+
+def test_without_a_model_file_a_urdf_arm_has_no_gains_to_assume(tmp_path):
+    from robot_dynamics_id.nodes._osc_parameters import nominal_controller_model
+    from robot_dynamics_id.robots.model import load_robot
+
+    urdf = tmp_path / "lab_arm.urdf"
+    urdf.write_text(load_robot("ur3").urdf)
+    assert nominal_controller_model(str(urdf)).drive_gains_nm_per_a is None
