@@ -9,7 +9,10 @@ nominal), ``task`` (external targets on topics, or the built-in polishing task),
 (sensor or estimated), ``connection`` (direct: osc_controller opens the robot
 and runs its law inside the robot loop, configured from the same
 config/ur3.yaml + config/ur3_control.yaml as ur_interface; topics: a separate
-ur_interface node and commands over DDS — velocity output at 125 Hz only).
+ur_interface node and commands over DDS — velocity output at 125 Hz only),
+``config`` (the robot's ur_interface parameter file, default config/ur3.yaml;
+config/ur3_control.yaml is read after it) and ``robot`` (the arm the model is
+of, default ur3: with another arm's config give its name too).
 """
 
 from launch import LaunchDescription
@@ -25,8 +28,7 @@ def generate_launch_description():
     sim = LaunchConfiguration("sim")
     output_mode = LaunchConfiguration("output_mode")
     connection = LaunchConfiguration("connection")
-    robot_files = [PathJoinSubstitution([share, "config", "ur3.yaml"]),
-                   PathJoinSubstitution([share, "config", "ur3_control.yaml"])]
+    robot_files = [LaunchConfiguration("config"), PathJoinSubstitution([share, "config", "ur3_control.yaml"])]
     backend = PythonExpression(["'sim' if '", sim, "'.lower() == 'true' else 'rtde'"])
     supports_torque = PythonExpression(["'", output_mode, "' == 'torque'"])
     return LaunchDescription([
@@ -42,6 +44,9 @@ def generate_launch_description():
         DeclareLaunchArgument("force_source", default_value="sensor", description="sensor | estimated"),
         DeclareLaunchArgument("connection", default_value="direct",
                               description="direct (law in the robot loop) | topics (separate ur_interface)"),
+        DeclareLaunchArgument("config", default_value=PathJoinSubstitution([share, "config", "ur3.yaml"]),
+                              description="the robot's ur_interface parameter file (ur3_control.yaml follows it)"),
+        DeclareLaunchArgument("robot", default_value="ur3", description="the arm (as the model and config name it)"),
         Node(
             package="robot_dynamics_id",
             executable="ur_interface",
@@ -60,7 +65,8 @@ def generate_launch_description():
             name="osc_controller",
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "osc_controller.yaml"]),
-                        {"model_file": LaunchConfiguration("model"), "payload_file": LaunchConfiguration("payload"),
+                        {"robot": LaunchConfiguration("robot"),
+                         "model_file": LaunchConfiguration("model"), "payload_file": LaunchConfiguration("payload"),
                          "task": LaunchConfiguration("task"),
                          "output_mode": output_mode,
                          "force_source": LaunchConfiguration("force_source"),

@@ -5,7 +5,8 @@
 Arguments: ``sim`` (true: simulated UR3; false: the robot at ``robot_ip``),
 ``robot_ip``, ``excitation`` (trajectory file from ``rdi excite plan``),
 ``bag`` (bag directory to create), ``move_to_start`` (move slowly to the
-excitation's start pose first).
+excitation's start pose first), ``config`` (ur_interface parameter file: the
+arm, its rate and drive gains; default config/ur3.yaml).
 """
 
 from launch import LaunchDescription
@@ -25,9 +26,12 @@ def generate_launch_description():
         DeclareLaunchArgument("bag", default_value="", description="bag directory to create (empty: bags/rdi_<date>)"),
         DeclareLaunchArgument("move_to_start", default_value="false",
                               description="move slowly to the excitation's start pose first"),
+        DeclareLaunchArgument("config", default_value=PathJoinSubstitution([share, "config", "ur3.yaml"]),
+                              description="ur_interface parameter file (the arm, its rate and drive gains)"),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "ur_interface.launch.py"])),
-            launch_arguments={"sim": LaunchConfiguration("sim"), "robot_ip": LaunchConfiguration("robot_ip")}.items(),
+            launch_arguments={"sim": LaunchConfiguration("sim"), "robot_ip": LaunchConfiguration("robot_ip"),
+                              "config": LaunchConfiguration("config")}.items(),
         ),
         Node(
             package="robot_dynamics_id",

@@ -82,10 +82,11 @@ def ur_interface_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1",
 
 
 def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool | str = True,
-                     robot_ip: str = "127.0.0.1", move_to_start: bool | str = False) -> list[NodeLaunch]:
+                     robot_ip: str = "127.0.0.1", move_to_start: bool | str = False,
+                     config: str | Path | None = None) -> list[NodeLaunch]:
     """``experiment.launch.py``: ur_interface, torque_logger, excitation."""
     return [
-        *ur_interface_nodes(sim=sim, robot_ip=robot_ip),
+        *ur_interface_nodes(sim=sim, robot_ip=robot_ip, config=config),
         _node("torque_logger", [_config("torque_logger.yaml")], {"bag_path": str(bag)}),
         _node("excitation", [_config("excitation.yaml")],
               {"trajectory_file": str(excitation), "move_to_start": _flag(move_to_start),
@@ -104,9 +105,10 @@ def identify_nodes(*, bag: str | Path, out: str | Path = "identification", robot
 def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model: str | Path = "",
                   task: str = "external", output_mode: str = "torque", force_source: str = "sensor",
                   connection: str = "direct", payload: str | Path = "",
-                  sim_truth_seed: int | str = -1) -> list[NodeLaunch]:
+                  sim_truth_seed: int | str = -1, config: str | Path | None = None,
+                  robot: str = "ur3") -> list[NodeLaunch]:
     """``control.launch.py``: osc_controller (+ ur_interface with ``connection='topics'``)."""
-    robot_files = [_config("ur3.yaml"), _config("ur3_control.yaml")]
+    robot_files = [Path(config) if config else _config("ur3.yaml"), _config("ur3_control.yaml")]
     backend = _backend(sim)
     torque = output_mode == "torque"
     nodes = []
@@ -115,7 +117,7 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
                            {"backend": backend, "robot_ip": str(robot_ip), "supports_torque": str(torque),
                             "sim_truth_seed": str(sim_truth_seed)}))
     nodes.append(_node("osc_controller", [_config("osc_controller.yaml")], {
-        "model_file": str(model), "payload_file": str(payload), "task": task, "output_mode": output_mode,
+        "robot": str(robot), "model_file": str(model), "payload_file": str(payload), "task": task, "output_mode": output_mode,
         "force_source": force_source,
         "robot_connection": connection, "robot_config_files": f"[{robot_files[0]}, {robot_files[1]}]",
         "robot_backend": backend, "robot_ip": str(robot_ip),

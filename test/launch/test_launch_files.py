@@ -78,6 +78,8 @@ def test_sim_argument_selects_the_backend():
     assert real.parameter_overrides["robot_ip"] == "192.168.1.102"
 
 
+_CONFIG = Path(__file__).resolve().parents[2] / "config"
+
 RUNTIME_PLAN_CASES = [
     ("ur_interface.launch.py", {}),
     ("ur_interface.launch.py", {"sim": "false", "robot_ip": "192.168.1.102"}),
@@ -90,6 +92,10 @@ RUNTIME_PLAN_CASES = [
     ("control.launch.py", {"sim": "false", "task": "polishing", "model": "/m.yaml", "output_mode": "velocity",
                            "force_source": "estimated", "connection": "topics"}),
     ("control.launch.py", {"connection": "topics"}),
+    # another arm: its ur_interface parameter file (the launch files check it exists: here the package's own,
+    # given by path) and, for the controller, its name
+    ("experiment.launch.py", {"excitation": "e.yaml", "config": str(_CONFIG / "ur3_control.yaml")}),
+    ("control.launch.py", {"config": str(_CONFIG / "ur3_control.yaml"), "robot": "ur16e", "model": "/m.yaml"}),
 ]
 
 
