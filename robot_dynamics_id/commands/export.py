@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     for name, path in paths.items():
         print(f"{name}: {path}")
-    print("with ur_description: xacro ur.urdf.xacro ur_type:=<type> name:=ur "
+    print(f"with ur_description: xacro ur.urdf.xacro ur_type:={model.kinematics().description.name} name:=ur "
           f"physical_params:={paths['physical_parameters'].resolve()}  (or copy it over "
           "config/<ur_type>/physical_parameters.yaml)")
     return 0

@@ -497,15 +497,16 @@ def mass_warnings(link_mass_kg, robot: RobotModel, *, consistent: bool, doubtful
 
 
 def link_mass_notes(link_mass_kg, robot: RobotModel) -> list[str]:
-    """A note when single links' masses (links 2..n) lie outside :data:`MASS_RATIO_PLAUSIBLE` of the nominal ones:
-    joint torques do not determine them one by one (a mass on a joint's axis acts alike on either link it joins),
-    so such a split is one of many that predict the same torques; the total is what the data fix."""
+    """A note when single links' masses lie outside :data:`MASS_RATIO_PLAUSIBLE` of the nominal ones: joint
+    torques do not determine them one by one (a mass on a joint's axis acts alike on either link it joins; link
+    1's acts on no joint torque of a fixed-base arm), so such a split is one of many that predict the same
+    torques; the total of links 2..n is what the data fix."""
     nominal = np.array([robot.model.inertias[i + 1].mass for i in range(robot.n_joints)])
     identified = np.asarray(link_mass_kg, float)
     if identified.shape != nominal.shape:
         return []
-    ratio = identified[1:] / nominal[1:]
-    far = [(i + 2, m, r) for i, (m, r) in enumerate(zip(identified[1:], ratio))
+    ratio = identified / nominal
+    far = [(i + 1, m, r) for i, (m, r) in enumerate(zip(identified, ratio))
            if not MASS_RATIO_PLAUSIBLE[0] <= r <= MASS_RATIO_PLAUSIBLE[1]]
     if not far:
         return []

@@ -21,7 +21,9 @@ def test_export_writes_a_complete_folder_and_replaces_only_its_own(tmp_path, mod
     assert "physical_parameters.yaml" in written and "ur3_identified.urdf" in written
     assert main(["export", "--model", str(model_path), "--out", str(out), "--tf-prefix", "left/"]) == 0  # again
     assert "left/base_link" in (out / "ur3_identified.urdf").read_text()
-    assert "note:" not in capsys.readouterr().err  # nominal masses: nothing to say
+    printed = capsys.readouterr()
+    assert "note:" not in printed.err  # nominal masses: nothing to say
+    assert "xacro ur.urdf.xacro ur_type:=ur3 name:=ur" in printed.out
 
 
 @pytest.mark.parametrize("where, expected", [
