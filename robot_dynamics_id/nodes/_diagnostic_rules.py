@@ -37,13 +37,15 @@ def _safety_name(mode: int) -> str:
         return f"unknown ({mode})"
 
 
-def _events(report: Report, events: Iterable[tuple[str, str, bool]]) -> None:
+def _events(report: Report, events: Iterable[tuple[str, str, bool]], fault: str | None = None) -> None:
     """The robot loop's warn/error events since the previous report, each as a finding of its level; but a
     watchdog stop of an arm at rest is how every trajectory and every stream that ended with a zero command
-    ends (the watchdog then stops commanding), not a warning."""
+    ends (the watchdog then stops commanding), not a warning; and the event of the ``fault`` the report already
+    names ("robot fault: ...") is not said twice."""
     for level, message, moving in events:
         if level == "error":
-            report.error(message)
+            if not (fault and message.startswith(fault)):
+                report.error(message)
         elif level == "warn" and (moving or not message.startswith("watchdog")):
             report.warn(message)
 
@@ -90,7 +92,7 @@ def robot_loop_report(status: Mapping, deltas: CounterDeltas, *, rate_hz: float,
         report.warn("robot loop stopped")
     if status.get("connected") and safety != int(SafetyMode.NORMAL) and safety != int(SafetyMode.REDUCED):
         report.error(f"safety mode {_safety_name(safety)}: the arm does not move until it is cleared")
-    _events(report, events)
+    _events(report, events, status.get("fault") if state == "fault" else None)
     refused = deltas.delta("rejected_commands", int(status.get("rejected_commands") or 0))
     if refused:
         report.warn(f"{refused} command{'s' if refused > 1 else ''} refused since the last report"

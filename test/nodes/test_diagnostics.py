@@ -128,6 +128,11 @@ def test_loop_events_keep_their_level():
     error = robot_loop_report(_loop_status(), CounterDeltas(), rate_hz=500.0, simulated=False,
                               events=[("error", "protective stop: collision", False)])
     assert summarize(error.findings) == (ERROR, "protective stop: collision")
+    # the fault's own event ("<fault>; arm stopped") is not said a second time beside "robot fault: <fault>"
+    fault = "collision at t = 8.030 s: joint 3 (wrist_1_joint) external torque -0.23 Nm over its threshold 0.20 Nm"
+    faulted = robot_loop_report(_loop_status(state="fault", fault=fault), CounterDeltas(), rate_hz=500.0,
+                                simulated=False, events=[("error", f"{fault}; arm stopped", False)])
+    assert summarize(faulted.findings) == (ERROR, f"robot fault: {fault}")
 
 
 # ---- the other nodes ------------------------------------------------------------------------------------------
