@@ -373,9 +373,9 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         close = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
         if not skip_robot_check:
             if close:
+                fit = " or ".join(f"{name}'s ({others[name]:.2f}x)" for name in close)
                 result = replace(result, fits_other_robot=close[0], doubtful_reason=(
-                    f"the torques fit {close[0]}'s nominal model ({others[close[0]]:.2f}x), not {robot.name}'s "
-                    f"({scale:.2f}x)"))
+                    f"the torques fit {fit} nominal model, not {robot.name}'s ({scale:.2f}x)"))
             elif scale < SCALE_OK[0]:
                 result = replace(result, doubtful_reason=(
                     f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model, less than the "
@@ -453,8 +453,9 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
     fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
         listed = " or ".join(f"{name} ({others[name]:.2f}x)" for name in fitting)
-        twins = "" if len(fitting) == 1 else (" (or whichever of them you have: joint torques hardly tell a UR from "
-                                               "its e-Series twin)")
+        twins = "" if len(fitting) == 1 else (
+            " (or " + " / ".join(robot_fix.format(robot=name) for name in fitting[1:])
+            + ": joint torques hardly tell a UR from its e-Series twin; name the arm you have)")
         parts.append(f"They fit {listed}: {robot_fix.format(robot=fitting[0])}{twins}")
     if SCALE_OK[1] < scale < 3.5:  # a mounted tool is the commonest cause: named before the gains
         parts.append(f"{'Or a' if parts else 'A'} payload at the flange raises the torques: identify the arm "

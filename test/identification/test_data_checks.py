@@ -40,7 +40,8 @@ def test_a_joint_torque_of_the_named_robot_passes(ur3):
 def test_ur10e_data_named_ur3_are_refused_naming_the_ur10e(ur10e):
     # the UR10 (CB3) has nearly the UR10e's masses: the torques name both, and say why
     with pytest.raises(DataCheckError, match=r"do not fit --robot ur3.*They fit (ur10|ur10e) \(\S+x\) or (ur10e|ur10) "
-                                             r"\(\S+x\): pass --robot ur10e? \(or whichever of them you have: .*twin\)"):
+                                             r"\(\S+x\): pass --robot ur10e? \(or pass --robot ur10e?: .*twin; name "
+                                             r"the arm you have\)"):
         check_torque_fits_robot(load_robot("ur3"), *_prepared(ur10e, ur10e.effort_nm), source="effort")
     warnings, _ = check_torque_fits_robot(load_robot("ur10e"), *_prepared(ur10e, ur10e.effort_nm), source="effort")
     assert warnings == []
