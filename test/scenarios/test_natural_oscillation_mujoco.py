@@ -111,7 +111,8 @@ def test_streaming_procedure_moves_upright_pushes_and_stops_a_fall():
     plant.step(300)
     assert np.abs(plant.qd_true_rad_s).max() < 0.01
     arm.finish_trial()
-    assert ended == [{"trial": 1, "fell": True, "duration_s": pytest.approx(trial.time_s[-1], abs=0.01)}]
+    assert ended == [{"trial": 1, "fell": True, "duration_s": pytest.approx(trial.time_s[-1], abs=0.01),
+                      "fall": "excursion"}]
     # in a trial a joint faster than the guard's speed is a fall: stopped, reported, and the search may go on
     events = []
     fast = StreamingVerticalPlaneArm(link=SimulatedRobotLink(plant), coordinates=model.oscillation_coordinates,
