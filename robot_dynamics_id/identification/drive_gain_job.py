@@ -16,6 +16,7 @@ from ..dynamics.drive import PLAUSIBLE_DRIVE_GAIN_NM_PER_A, gain_spread_warnings
 from ..robots.model import load_robot
 from .data_checks import check_joint_count
 from .drive_gains import identify_drive_gains_from_recordings
+from .kinematic_check import check_tcp_pose_fits_robot
 from .job import ReadOptions, check_friction_model, load_recording
 from .pipeline import IdentificationOptions
 from .torque_source import motor_currents
@@ -63,7 +64,7 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
         options=IdentificationOptions(friction_model=friction_model), load_friction=load_friction)
     warnings = [*recordings[0].warnings, *recordings[1].warnings,
                 *gain_spread_warnings(estimate.gains_nm_per_a, rm.joint_names, what="the identified drive gains")]
-    problems = []
+    problems = _kinematic_problems(rm, recordings, (without_payload_path, with_payload_path), warnings)
     lo, hi = PLAUSIBLE_DRIVE_GAIN_NM_PER_A
     outside = np.flatnonzero((estimate.gains_nm_per_a < lo) | (estimate.gains_nm_per_a > hi))
     if outside.size:
@@ -99,3 +100,20 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
                                                                                               float).tolist(),
                        "gravity_m_s2": rm.gravity_m_s2.tolist(), "friction_model": friction_model,
                        "load_friction": bool(load_friction)}}
+
+
+def _kinematic_problems(rm, recordings, paths, warnings: list[str]) -> list[str]:
+    """The TCP-pose check (kinematic_check.py) of each recording that holds one; its warnings are appended to
+    ``warnings``. Currents cannot name the arm (the gains are what is sought), but the kinematics can: another
+    arm's pose (beyond a twin's calibration) makes the gains doubtful."""
+    problems = []
+    for rec, path in zip(recordings, paths):
+        if getattr(rec, "tcp_pose", None) is None:
+            continue
+        found, summary = check_tcp_pose_fits_robot(rm, rec.q_rad, rec.tcp_pose, robot_label=f"--robot {rm.name}",
+                                                   robot_fix="pass --robot {robot}")
+        warnings += [f"{path}: {w}" for w in found]
+        if summary.get("wrong_arm"):
+            problems.append(f"{path}: the recorded TCP pose is {summary['fits_other_robot']}'s, not {rm.name}'s "
+                            f"(see the warning): pass --robot {summary['fits_other_robot']}")
+    return problems

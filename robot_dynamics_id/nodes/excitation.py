@@ -27,7 +27,8 @@ fraction, trajectory time, position error) and, for plotting, ``~/progress_fract
 ERROR when aborted or refused, WARN when cancelled or when the arm lags the plan
 by over half of ``max_position_error_rad``). Before moving, the trajectory is
 checked against the robot's limits (refused with the first violation named),
-and the arm must be at the trajectory's start pose unless ``move_to_start`` is
+the robot is the one it was planned for (``robot`` empty: the file's), and
+ur_interface's ``~/status`` must name that robot when it is published; the arm must be at the trajectory's start pose unless ``move_to_start`` is
 true, in which case it is first moved there slowly.
 
 Exit codes: 0 done, 2 configuration, 3 not at the start pose, 4 aborted (the
@@ -53,57 +54,16 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from ..excitation.monitor import SilenceWatch, TrajectoryMonitor, verdict_from_status
 from ..excitation.streamer import StartPoseError, TrajectoryStreamer
 from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError
-from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
-from ..robots.model import load_robot, same_robot
+from ..parameters import ParameterError, check_choice, check_positive
+from ..robots.model import load_robot
 from ._diagnostic_rules import excitation_report
 from ._diagnostics import NodeDiagnostics
+from ._excitation_parameters import EXCITATION_PARAMETERS, interface_robot_problem, run_robot
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, run_node
-from ._trajectory_msgs import TRAJECTORY_TOPIC, joint_order, message_from_arrays
+from ._trajectory_msgs import joint_order, message_from_arrays
 
 __all__ = ["EXCITATION_PARAMETERS", "ExcitationNode", "main"]
-
-EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("trajectory_file", "string", "",
-                  "excitation trajectory YAML (make one with: rdi excite plan --out FILE)"),
-    ParameterSpec("robot", "string", "ur3",
-                  "robot model (limits for the check): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF"),
-    ParameterSpec("command_interface", "string", "trajectory",
-                  "trajectory: send the whole trajectory to a trajectory controller (executed in the robot loop); "
-                  "velocity: stream joint velocities at rate_hz"),
-    ParameterSpec("trajectory_topic", "string", TRAJECTORY_TOPIC, "where the trajectory goes (JointTrajectory)"),
-    ParameterSpec("trajectory_point_rate_hz", "double", 100.0,
-                  "points per second of the trajectory sent (the receiver interpolates quintic between them)", "Hz"),
-    ParameterSpec("trajectory_status_topic", "string", "/ur_interface/trajectory_status",
-                  "ur_interface's trajectory status, read for progress and abort reasons when present (empty: "
-                  "do not read)"),
-    ParameterSpec("watch_joint_states", "bool", False,
-                  "also check the arm against the plan from /joint_states while ur_interface reports the goal's "
-                  "progress itself (its loop aborts on divergence; the 500 Hz joint states cost this process CPU)"),
-    ParameterSpec("tf_prefix", "string", "", "prefix of the joint names, as the UR driver's tf_prefix"),
-    ParameterSpec("start_timeout_s", "double", 3.0,
-                  "trajectory: the arm must move within this (robot time) after the trajectory is sent", "s"),
-    ParameterSpec("rate_hz", "double", 500.0, "command rate (the robot's: 500 e-Series, 125 CB3)", "Hz"),
-    ParameterSpec("start_tolerance_rad", "double", 0.05, "largest distance from the start pose to begin", "rad"),
-    ParameterSpec("move_to_start", "bool", False, "move slowly to the start pose first if the arm is elsewhere"),
-    ParameterSpec("approach_velocity_rad_s", "double", 0.2,
-                  "joint speed limit of the move to the start (at most a tenth of the robot's slowest joint limit)",
-                  "rad/s"),
-    ParameterSpec("approach_acceleration_rad_s2", "double", 0.5,
-                  "acceleration limit of that move (at most a tenth of the robot's lowest)", "rad/s^2"),
-    ParameterSpec("ramp_s", "double", 1.0, "smooth speed ramp at the start, the end and on cancel", "s"),
-    ParameterSpec("position_gain_per_s", "double", 2.0, "feedback on the position error (keeps the plan)", "1/s"),
-    ParameterSpec("max_position_error_rad", "double", 0.25,
-                  "stop if the arm lags the plan by more than this on any joint", "rad"),
-    ParameterSpec("table_height_m", "double", 0.05,
-                  "keep-out: every link origin and the TCP must stay above this height (base frame)", "m"),
-    ParameterSpec("exit_when_done", "bool", True, "end the process when the trajectory is finished"),
-    ParameterSpec("wait_for_subscribers", "string_array", [],
-                  "nodes that must be subscribed to the commands before the first one is sent (e.g. the recorder: "
-                  "torque_logger); empty: any one subscriber. Every subscription already in the graph is waited for"),
-    ParameterSpec("subscriber_wait_s", "double", 60.0,
-                  "give up (exit 4) if those subscribers have not matched after this long", "s"),
-)
 
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # Reliable like the UR driver expects; a deeper writer history than the driver's depth 1 so that a
@@ -153,14 +113,21 @@ class ExcitationNode(Node):
             raise ParameterError("parameter 'trajectory_file' is empty: plan one with "
                                  "`rdi excite plan --robot ur3 --out excitation.yaml` and pass its path")
         try:
-            robot = load_robot(p["robot"], tf_prefix=p["tf_prefix"] or "")
-        except (ValueError, FileNotFoundError) as exc:
-            raise ParameterError(f"parameter 'robot': {exc}") from None
-        try:
             trajectory = load_trajectory(p["trajectory_file"])
         except (TrajectoryFileError, FileNotFoundError, ValueError) as exc:
             raise ParameterError(f"parameter 'trajectory_file': {exc}") from None
-        planned_for = self._check_planned_robot(trajectory.robot, p["robot"], p["trajectory_file"])
+        self._robot_name = run_robot(p["robot"], trajectory.robot, p["trajectory_file"])
+        try:
+            robot = load_robot(self._robot_name, tf_prefix=p["tf_prefix"] or "")
+        except (ValueError, FileNotFoundError) as exc:
+            raise ParameterError(f"parameter 'robot': {exc}") from None
+        planned_for = f"planned for {trajectory.robot}"
+        if trajectory.robot is None:
+            planned_for = "planned for an unnamed robot"
+            self.get_logger().warning(f"trajectory {p['trajectory_file']} does not say which robot it was planned "
+                                      f"for (an older or hand-written file): only checked against the {robot.name} "
+                                      f"limits; add 'robot: {robot.name}' to it once you know it was planned for "
+                                      "this arm")
         self.rate_hz = check_positive("rate_hz", p["rate_hz"], upper=1000.0)
         limits = ExcitationLimits.from_robot(robot, table_height_m=float(p["table_height_m"]))
         try:
@@ -213,6 +180,10 @@ class ExcitationNode(Node):
         else:
             self._command_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
                                                       _COMMAND_PUBLISH_QOS)
+        self._interface_status_topic = p["interface_status_topic"]
+        self._interface_status: dict | None = None  # ur_interface's newest ~/status: which robot it runs
+        if self._interface_status_topic:
+            self.create_subscription(String, self._interface_status_topic, self._on_interface_status, _STATE_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
         self._fraction_pub = self.create_publisher(Float64, "~/progress_fraction", _STATE_QOS)
         self._progress: dict | None = None  # the newest progress fields, for /diagnostics
@@ -233,20 +204,6 @@ class ExcitationNode(Node):
         self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, {planned_for}, "
                                f"checked against {robot.name} limits; {self._interface} interface on "
                                f"{self._command_pub.topic_name}; waiting for /joint_states")
-
-    def _check_planned_robot(self, planned: str | None, robot: str, path: str) -> str:
-        """Refuse a trajectory planned for another robot (its limits, dynamics and workspace differ); a file that
-        does not say (older, or written by hand) is run with a warning."""
-        if planned is None:
-            self.get_logger().warning(f"trajectory {path} does not say which robot it was planned for (an older or "
-                                      f"hand-written file): only checked against the {robot} limits; add "
-                                      f"'robot: {robot}' to it once you know it was planned for this arm")
-            return "planned for an unnamed robot"
-        if not same_robot(planned, robot):
-            raise ParameterError(f"trajectory {path} was planned for {planned}, but parameter 'robot' is {robot}: "
-                                 f"plan one for this arm (rdi excite plan --robot {robot}) or set robot:={planned} "
-                                 "if that is the arm")
-        return f"planned for {planned}"
 
     # ---- callbacks ----------------------------------------------------------------------------
     def _on_joint_state_bytes(self, data: bytes) -> None:
@@ -297,6 +254,12 @@ class ExcitationNode(Node):
             self._joint_sub = None
             self.get_logger().info(f"watching the trajectory through {self._status_topic} (set watch_joint_states "
                                    "to also check it against /joint_states)")
+
+    def _on_interface_status(self, msg: String) -> None:
+        try:
+            self._interface_status = json.loads(msg.data)
+        except ValueError:
+            pass
 
     def _on_cancel(self, _msg: Empty) -> None:
         self.get_logger().warning("cancel requested: ramping out")
@@ -354,18 +317,34 @@ class ExcitationNode(Node):
         matched = self._command_pub.get_subscription_count()
         return (not missing and matched >= max(1, len(infos))), missing
 
+    def _interface_runs_our_robot(self) -> bool:
+        """True once the robot interface's status names our robot, or when it publishes none (the UR driver);
+        False while its first status is awaited. Raises :class:`ParameterError` when it names another arm."""
+        topic = self._interface_status_topic
+        if not topic or self.count_publishers(topic) == 0:
+            return True
+        if self._interface_status is None:
+            return False
+        problem = interface_robot_problem(self._interface_status, self._robot_name, topic)
+        if problem is not None:
+            raise ParameterError(problem)
+        return True
+
     def _wait_for_start(self) -> bool:
-        """Block until the robot's state is known and the command subscribers have matched; False if cancelled."""
+        """Block until the robot's state is known, the robot interface runs our robot and the command subscribers
+        have matched; False if cancelled."""
         deadline = time.monotonic() + self._subscriber_wait_s
         while True:
             ready, missing = self._subscribers_ready()
-            if ready and self._measured_q() is not None:
+            checked = self._interface_runs_our_robot()
+            if ready and checked and self._measured_q() is not None:
                 return True
             if self._names_problem is not None and self._measured_q() is None:
                 raise ParameterError(self._names_problem)
             if time.monotonic() > deadline:
                 what = (f"subscribers {missing} of {self._command_pub.topic_name}" if missing
                         else "/joint_states" if self._measured_q() is None
+                        else f"status on {self._interface_status_topic}" if not checked
                         else f"a subscriber of {self._command_pub.topic_name} (is the robot interface running?)")
                 raise SubscriberWaitError(f"no {what} after {self._subscriber_wait_s:.0f} s (subscriber_wait_s): "
                                           "start them (ur_interface, the recorder), or change 'wait_for_subscribers'")

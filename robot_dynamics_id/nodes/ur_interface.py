@@ -7,7 +7,7 @@ Publishes
   /target_moment                             sensor_msgs/JointState  effort = controller model torque, Nm
   /force_torque_sensor_broadcaster/wrench    geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
   ~/command                                  sensor_msgs/JointState, what the loop sent the robot each cycle
-  ~/status                                   std_msgs/String, JSON: state, connected, modes, watchdog, fault,
+  ~/status                                   std_msgs/String, JSON: robot, state, connected, modes, watchdog, fault,
                                              loop timing, real_time_factor (robot seconds per wall second),
                                              robot_time_s (robot clock, s) and stamp_offset_s (message stamp =
                                              robot_time_s + stamp_offset_s)
@@ -164,6 +164,12 @@ class UrInterfaceNode(Node):
                                                                                     cfg.robot_name)
         if copied:  # /joint_states effort = current x these gains: every recording would be scaled
             self.get_logger().warning(f"parameter 'drive_gains_nm_per_a': {copied}")
+        description = cfg.robot.description
+        if cfg.backend == "sim" and description is not None and description.generation == "cb3" and cfg.rate_hz > 125:
+            # the real path refuses both (the controller's version); the simulator is more capable than the arm
+            self.get_logger().info(f"simulated {cfg.robot_name} at {cfg.rate_hz:.0f} Hz, torque commands accepted: a "
+                                   f"real {cfg.robot_name} is a CB3 (125 Hz, no torque); set rate_hz: 125 to "
+                                   "rehearse its experiment")
 
     # ---- trajectories -------------------------------------------------------------------------
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -345,6 +351,7 @@ class UrInterfaceNode(Node):
         status["robot_time_s"] = None if latest is None else round(latest.timestamp_s, 4)
         status["stamp_offset_s"] = self._topics.clock_offset_s
         status["pid"] = os.getpid()
+        status["robot"] = self.config.robot_name  # the excitation node refuses a trajectory for another arm
         return status
 
     def _publish_status(self, event: str | None = None) -> None:

@@ -100,6 +100,13 @@ FAULTS: tuple[Fault, ...] = (
           "one line: \"trajectory … was planned for ur10e, but parameter 'robot' is ur3\"",
           "was planned for ur10e, but parameter 'robot' is ur3", "nothing moved", 2,
           "test/faults/test_fault_acceptance.py::test_a_model_or_trajectory_for_another_robot_is_refused"),
+    Fault("trajectory_for_another_interface", "compatibility",
+          "an excitation planned for a UR3e sent to ur_interface configured for a UR3",
+          "one line: \"the robot interface runs a ur3 (/ur_interface/status), but this trajectory is for ur3e: "
+          "start ur_interface with this arm's parameter file (config:=…) …\"",
+          "the robot interface runs a ur3 (/ur_interface/status), but this trajectory is for ur3e",
+          "nothing sent, the arm at rest", 2,
+          "test/faults/test_fault_acceptance.py::test_an_interface_running_another_arm_is_sent_nothing"),
     Fault("trajectory_without_robot", "compatibility",
           "a trajectory file that does not say which robot it was planned for (older or hand-written)",
           "a warning: \"does not say which robot it was planned for … only checked against the ur3 limits\"; "

@@ -221,6 +221,22 @@ def test_a_model_or_trajectory_for_another_robot_is_refused(tmp_path):
         assert proc.stop() == 6, proc.log()  # it was waiting for the robot: cancelled before it started
 
 
+def test_an_interface_running_another_arm_is_sent_nothing(tmp_path):
+    expect = row("trajectory_for_another_interface")
+    robot = _ur_interface_sim(tmp_path / "robot")  # config/ur3.yaml: robot ur3
+    try:
+        assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
+        assert "a real ur3 is a CB3 (125 Hz, no torque); set rate_hz: 125" in robot.log()  # what the sim allows
+        # the excitation's robot parameter is empty (config/excitation.yaml): the file's ur3e is the run's arm
+        proc = _excitation_node(tmp_path, _excitation_file(tmp_path / "ur3e.yaml", "ur3e"))
+        proc.popen.wait(60)
+        assert proc.popen.returncode == expect.exit and expect.phrase in proc.log(), proc.log()
+        assert "config:=" in proc.log() and " sent " not in proc.log(), proc.log()
+        assert "trajectory 1" not in robot.log(), robot.log()  # no goal reached the robot loop
+    finally:
+        assert robot.stop() == 0, robot.log()
+
+
 # ---- signals: one shutdown path -------------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

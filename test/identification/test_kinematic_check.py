@@ -64,3 +64,23 @@ def test_kinematics_no_built_in_ur_has_are_named_and_too_few_poses_are_not_check
     pose[19:] = np.nan  # 19 left
     assert check_tcp_pose_fits_robot(load_robot("ur3"), Q, pose, robot_label="ur3", robot_fix="{robot}") == (
         [], {"checked": False, "reason": "fewer than 20 finite TCP poses"})
+
+
+def test_drive_gain_runs_of_another_arm_are_doubtful_and_a_twin_is_only_warned():
+    from types import SimpleNamespace
+
+    from robot_dynamics_id.identification.drive_gain_job import _kinematic_problems
+
+    runs = [SimpleNamespace(q_rad=Q, tcp_pose=_pose(load_robot("ur16e"))), SimpleNamespace(q_rad=Q, tcp_pose=None)]
+    warnings: list[str] = []
+    problems = _kinematic_problems(load_robot("ur10e"), runs, ("empty.csv", "loaded_bag"), warnings)
+    assert problems == ["empty.csv: the recorded TCP pose is ur16e's, not ur10e's (see the warning): pass --robot "
+                        "ur16e"]
+    assert len(warnings) == 1 and warnings[0].startswith("empty.csv: The recorded TCP pose does not fit --robot ur10e")
+    twin: list[str] = []
+    assert _kinematic_problems(load_robot("ur3"), [SimpleNamespace(q_rad=Q, tcp_pose=_pose(load_robot("ur3e")))],
+                               ("twin.csv",), twin) == []
+    assert len(twin) == 1 and "fits ur3e's" in twin[0]
+    right: list[str] = []
+    assert _kinematic_problems(load_robot("ur3e"), [SimpleNamespace(q_rad=Q, tcp_pose=_pose(load_robot("ur3e")))],
+                               ("right.csv",), right) == [] and right == []
