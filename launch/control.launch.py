@@ -12,7 +12,7 @@ config/ur3.yaml + config/ur3_control.yaml as ur_interface; topics: a separate
 ur_interface node and commands over DDS — velocity output at 125 Hz only),
 ``config`` (the robot's ur_interface parameter file, default config/ur3.yaml;
 config/ur3_control.yaml is read after it) and ``robot`` (the arm the model is
-of, default ur3: with another arm's config give its name too).
+of; empty, the default: the model file's, else the config's).
 """
 
 from launch import LaunchDescription
@@ -46,7 +46,8 @@ def generate_launch_description():
                               description="direct (law in the robot loop) | topics (separate ur_interface)"),
         DeclareLaunchArgument("config", default_value=PathJoinSubstitution([share, "config", "ur3.yaml"]),
                               description="the robot's ur_interface parameter file (ur3_control.yaml follows it)"),
-        DeclareLaunchArgument("robot", default_value="ur3", description="the arm (as the model and config name it)"),
+        DeclareLaunchArgument("robot", default_value="",
+                              description="the arm (empty: the model's, else the config's)"),
         Node(
             package="robot_dynamics_id",
             executable="ur_interface",

@@ -106,7 +106,7 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
                   task: str = "external", output_mode: str = "torque", force_source: str = "sensor",
                   connection: str = "direct", payload: str | Path = "",
                   sim_truth_seed: int | str = -1, config: str | Path | None = None,
-                  robot: str = "ur3") -> list[NodeLaunch]:
+                  robot: str = "") -> list[NodeLaunch]:
     """``control.launch.py``: osc_controller (+ ur_interface with ``connection='topics'``)."""
     robot_files = [Path(config) if config else _config("ur3.yaml"), _config("ur3_control.yaml")]
     backend = _backend(sim)

@@ -16,12 +16,14 @@ from ..io.payload_file import PayloadFileError, load_payload_file
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
 from ..robots.model import same_robot
 
-__all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "direct_robot_config",
+__all__ = ["AXES", "MAX_TOOL_OFFSET_M", "OSC_CONTROLLER_PARAMETERS", "check_tool_offset", "controller_robot",
+           "direct_robot_config",
            "nominal_controller_model", "polishing_settings", "target_motion_settings", "tool_payload"]
 
 OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("robot", "string", "ur3",
-                  "robot (kinematics): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path"),
+    ParameterSpec("robot", "string", "",
+                  "robot (kinematics): ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path; empty: the arm "
+                  "model_file was identified for, else the arm of robot_config_files (direct)"),
     ParameterSpec("model_file", "string", "",
                   "identified model (rdi identify .../model.yaml); empty: the nominal model with the nominal drive "
                   "gains (robots/priors.py)"),
@@ -175,3 +177,25 @@ def direct_robot_config(p: dict) -> UrInterfaceConfig:
         except yaml.YAMLError as exc:
             raise ParameterError(f"parameter 'robot_parameters': {item!r}: {exc}") from None
     return UrInterfaceConfig.from_parameter_files(p["robot_config_files"] or [], overrides)
+
+
+def controller_robot(p: dict, model_robot: str | None, config: UrInterfaceConfig | None) -> str:
+    """The arm the controller is for: parameter ``robot``, or (empty) the one ``model_file`` was identified for,
+    else the one the direct connection opens (``config``), else (topics) the one ``robot_config_files`` name.
+    Whatever names an arm must name the same one."""
+    given, model_file = (p["robot"] or "").strip(), p["model_file"]
+    if config is None and not given and model_robot is None and p["robot_config_files"]:
+        return direct_robot_config(p).robot_name  # topics: the files ur_interface was started from
+    opened = None if config is None else config.robot_name
+    if given and model_robot is not None and not same_robot(model_robot, given):
+        raise ParameterError(f"parameter 'model_file': {model_file} was identified for {model_robot}, but "
+                             f"parameter 'robot' is {given}: set robot:={model_robot} if that is the arm, "
+                             f"or give the model identified on the {given}")
+    chosen = given or model_robot or opened
+    if chosen is None:
+        raise ParameterError("parameter 'robot' is empty and neither model_file nor a direct connection names the "
+                             "arm: set robot:=<the arm> (ur3, ur5e, ... or a URDF)")
+    if opened is not None and not same_robot(opened, chosen):
+        raise ParameterError(f"the robot opened in direct connection is {opened} (from robot_config_files / "
+                             f"robot_parameters), but the model is for {chosen}: configure the same robot in both")
+    return chosen

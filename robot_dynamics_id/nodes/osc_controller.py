@@ -63,11 +63,11 @@ from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, check_choice, check_positive, check_vector
 from ..robot_state import RobotState
-from ..robots.model import same_robot
 from ._diagnostic_rules import controller_report, robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
-from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, direct_robot_config,
-                              nominal_controller_model, polishing_settings, target_motion_settings, tool_payload)
+from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, controller_robot,
+                              direct_robot_config, nominal_controller_model, polishing_settings,
+                              target_motion_settings, tool_payload)
 from ._osc_state import command_fields, pose_fields, true_force_error
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
@@ -90,19 +90,17 @@ class OscControllerNode(Node):
         from ..io.model_file import DynamicModel, ModelFileError
 
         try:
-            model = DynamicModel.load(p["model_file"]) if p["model_file"] else nominal_controller_model(p["robot"])
+            model = DynamicModel.load(p["model_file"]) if p["model_file"] else None
         except (ModelFileError, ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'model_file': {exc}") from None
-        if p["model_file"] and not same_robot(model.robot, p["robot"]):
-            raise ParameterError(f"parameter 'model_file': {p['model_file']} was identified for {model.robot}, but "
-                                 f"parameter 'robot' is {p['robot']}: set robot:={model.robot} if that is the arm, "
-                                 f"or give the model identified on the {p['robot']}")
         self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
         self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
-        if self.robot_config is not None and not same_robot(self.robot_config.robot_name, model.robot):
-            raise ParameterError(f"the robot opened in direct connection is {self.robot_config.robot_name} (from "
-                                 f"robot_config_files / robot_parameters), but the model is for {model.robot}: "
-                                 "configure the same robot in both")
+        self.robot_name = robot_name = controller_robot(p, None if model is None else model.robot, self.robot_config)
+        if model is None:
+            try:
+                model = nominal_controller_model(robot_name)
+            except (ModelFileError, ValueError, FileNotFoundError) as exc:
+                raise ParameterError(f"parameter 'robot': {exc}") from None
         if p["collision_model_file"] and self.robot_config is None:
             raise ParameterError("parameter 'collision_model_file' needs robot_connection: direct; with a separate "
                                  "robot node, give it to that node (ur_interface) or run collision_monitor")
@@ -222,7 +220,7 @@ class OscControllerNode(Node):
     def _add_diagnostics(self) -> None:
         robot = self.robot_config
         where = "over topics" if robot is None else robot.robot_ip if robot.backend == "rtde" else "simulated"
-        hardware_id, ctl = f"{self._p['robot']} {where}", self.controller
+        hardware_id, ctl = f"{self.robot_name} {where}", self.controller
         NodeDiagnostics(self, part="controller", hardware_id=hardware_id, collect=lambda: controller_report(
             getattr(self, "_last", None), stage=str(getattr(ctl.stage, "value", ctl.stage)), timing=self._timing,
             stopped=self._stopped_reason, started=self._task_t0 is not None,

@@ -84,3 +84,27 @@ def test_without_a_model_file_a_urdf_arm_has_no_gains_to_assume(tmp_path):
     urdf = tmp_path / "lab_arm.urdf"
     urdf.write_text(load_robot("ur3").urdf)
     assert nominal_controller_model(str(urdf)).drive_gains_nm_per_a is None
+
+
+def test_the_controller_takes_its_arm_from_the_model_else_the_config_and_refuses_disagreement(tmp_path):
+    from types import SimpleNamespace
+
+    from robot_dynamics_id.nodes._osc_parameters import OSC_CONTROLLER_PARAMETERS, controller_robot
+    from robot_dynamics_id.parameters import ParameterError
+
+    defaults = {s.name: s.default for s in OSC_CONTROLLER_PARAMETERS}
+    assert defaults["robot"] == ""
+    p = {**defaults, "model_file": "m.yaml"}
+    ur10 = SimpleNamespace(robot_name="ur10")
+    assert controller_robot(p, "ur10", None) == "ur10"  # the model's arm
+    assert controller_robot(p, None, ur10) == "ur10"  # the arm the direct connection opens
+    assert controller_robot({**p, "robot": "UR10"}, "ur10", ur10) == "UR10"
+    with pytest.raises(ParameterError, match="m.yaml was identified for ur10e, but parameter 'robot' is ur3"):
+        controller_robot({**p, "robot": "ur3"}, "ur10e", None)
+    with pytest.raises(ParameterError, match="the robot opened in direct connection is ur10 .* the model is for ur5e"):
+        controller_robot(p, "ur5e", ur10)
+    with pytest.raises(ParameterError, match=r"parameter 'robot' is empty .* set robot:=<the arm>"):
+        controller_robot({**p, "robot_config_files": []}, None, None)
+    config = tmp_path / "ur5e.yaml"  # topics: the file ur_interface was started from names the arm
+    config.write_text("ur_interface:\n  ros__parameters:\n    robot: ur5e\n    effort_source: target_moment\n")
+    assert controller_robot({**p, "robot_config_files": [str(config)]}, None, None) == "ur5e"
