@@ -4,7 +4,8 @@ Runs the identifier node once (same job as ``rdi identify``) and ends. Arguments
 ``bag`` (rosbag2 directory or ur_rtde CSV), ``out`` (report folder), ``robot``,
 ``validation`` (optional second recording to score the model on), ``payload_model``
 (an arm model.yaml: identify the payload mounted during ``bag`` instead, writing
-``out/payload.yaml``, the job of ``rdi payload``).
+``out/payload.yaml``, the job of ``rdi payload``), ``drive_gains`` (the JSON
+``rdi drive-gains --out`` wrote; empty: config/identifier.yaml's gains).
 """
 
 from launch import LaunchDescription
@@ -24,6 +25,8 @@ def generate_launch_description():
         DeclareLaunchArgument("validation", default_value="", description="optional recording to validate on"),
         DeclareLaunchArgument("payload_model", default_value="",
                               description="arm model.yaml: identify the payload in the bag instead of the arm"),
+        DeclareLaunchArgument("drive_gains", default_value="",
+                              description="drive gains: the JSON of rdi drive-gains --out (empty: identifier.yaml's)"),
         Node(
             package="robot_dynamics_id",
             executable="identifier",
@@ -33,6 +36,7 @@ def generate_launch_description():
                         {"data_path": LaunchConfiguration("bag"), "out_dir": LaunchConfiguration("out"),
                          "robot": LaunchConfiguration("robot"),
                          "validation_data_path": LaunchConfiguration("validation"),
-                         "payload_model_file": LaunchConfiguration("payload_model")}],
+                         "payload_model_file": LaunchConfiguration("payload_model"),
+                         "drive_gains_file": LaunchConfiguration("drive_gains")}],
         ),
     ])

@@ -95,11 +95,13 @@ def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool 
 
 
 def identify_nodes(*, bag: str | Path, out: str | Path = "identification", robot: str = "ur3",
-                   validation: str | Path = "", payload_model: str | Path = "") -> list[NodeLaunch]:
+                   validation: str | Path = "", payload_model: str | Path = "",
+                   drive_gains: str | Path = "") -> list[NodeLaunch]:
     """``identify.launch.py``."""
     return [_node("identifier", [_config("identifier.yaml")],
                   {"data_path": str(bag), "out_dir": str(out), "robot": str(robot),
-                   "validation_data_path": str(validation), "payload_model_file": str(payload_model)})]
+                   "validation_data_path": str(validation), "payload_model_file": str(payload_model),
+                   "drive_gains_file": str(drive_gains)})]
 
 
 def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model: str | Path = "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 COMMAND = "drive-gains"
 HELP = "identify drive gains (Nm/A) from two recordings: without and with a known payload at the flange"
@@ -52,19 +53,53 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-load-friction", action="store_true",
                         help="leave out the Coulomb term that grows with the joint's load (on by default: a payload "
                              "raises a real joint's friction)")
-    parser.add_argument("--out", help="also write the result as JSON to this file")
+    parser.add_argument("--out", help="also write the result as JSON to this file (a folder: FOLDER/drive_gains.json); "
+                                      "an existing file is replaced only when it is an earlier result, and a "
+                                      "doubtful result never replaces a good one (it goes beside: NAME.doubtful.json)")
+
+
+def is_gains_file(path: Path) -> bool:
+    """Whether ``path`` is an earlier ``rdi drive-gains --out`` result (JSON with the gains and the inputs)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "drive_gains_nm_per_a" in doc and "inputs" in doc
+
+
+def _checked_payload(args: argparse.Namespace) -> list[float]:
+    """The known payload's CoM (m), with its mass checked against the robot's rating (a unit slip: lb, g)."""
+    from ..hardware.tool import MAX_TOOL_OFFSET_M
+    from ..robots.description import ROBOT_NAMES, get_robot
+    from ..robots.model import robot_key
+
+    if not args.payload_kg > 0:
+        raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
+    rated = get_robot(args.robot).payload_kg if robot_key(args.robot) in ROBOT_NAMES else None
+    if rated is not None and args.payload_kg > rated:
+        raise ValueError(f"--payload-kg {args.payload_kg:g} exceeds the {args.robot}'s rated payload {rated:g} kg: "
+                         "give the mass in kg (1 lb = 0.4536 kg, 350 g = 0.35 kg), or --robot the arm it was "
+                         "recorded on")
+    com = _vector(args.payload_com, 3, "--payload-com")
+    if max(abs(v) for v in com) > MAX_TOOL_OFFSET_M:
+        raise ValueError(f"--payload-com {args.payload_com}: more than {MAX_TOOL_OFFSET_M:g} m from the flange; "
+                         "give it in metres (57 mm is 0.057)")
+    return com
 
 
 def run(args: argparse.Namespace) -> int:
     from ..identification.drive_gain_job import run_drive_gains
     from ..identification.job import EXIT_DOUBTFUL, ReadOptions
+    from ..identification.output_dir import check_output_file, write_output_file
     from .identify import report_doubtful
     from ..robots.model import gravity_from_text
 
-    if not args.payload_kg > 0:
-        raise ValueError(f"--payload-kg must be > 0, got {args.payload_kg}")
+    com = _checked_payload(args)
+    out = None if not args.out else check_output_file(
+        args.out, inputs=(args.data, args.payload_data), default_name="drive_gains.json",
+        earlier_result=is_gains_file, what="rdi drive-gains result")
     result = run_drive_gains(args.data, args.payload_data, robot=args.robot, payload_mass_kg=args.payload_kg,
-                             payload_com_m=_vector(args.payload_com, 3, "--payload-com"),
+                             payload_com_m=com,
                              read=ReadOptions(ur_driver_topics=args.ur_driver_topics,
                                               joint_states_effort=args.joint_states_effort),
                              gravity_m_s2=None if args.gravity is None else gravity_from_text(args.gravity),
@@ -78,11 +113,13 @@ def run(args: argparse.Namespace) -> int:
     if result["friction_terms"] is not None:
         print("friction per joint (family chosen on the run without the payload, load term on both): "
               + ", ".join(result["friction_terms"]))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
+    if out is not None:
+        if result["status"] != "ok" and out.exists() and json.loads(out.read_text()).get("status") == "ok":
+            out = out.with_name(f"{out.stem}.doubtful{out.suffix}")  # a doubtful result never replaces a good one
+        print(f"wrote {write_output_file(out, json.dumps(result, indent=2) + chr(10))}")
     if report_doubtful(result, "drive-gains"):
         return EXIT_DOUBTFUL
     listed = ",".join(f"{g:.4g}" for g in gains)
-    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)")
+    print(f"use them with: rdi identify --drive-gains {listed} (torque = current x gains)"
+          + (f", or --drive-gains {out}" if out is not None else ""))
     return 0

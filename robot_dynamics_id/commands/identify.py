@@ -27,7 +27,11 @@ def parse_numbers(text: str | None, option: str, example: str) -> list[float] | 
 
 
 def parse_gains(text: str | None):
-    """'10.0,10.7,...' -> list of floats (Nm/A), or None."""
+    """'10.0,10.7,...' or the JSON file ``rdi drive-gains --out`` wrote -> list of floats (Nm/A), or None."""
+    if text is not None and text.strip().lower().endswith(".json"):
+        from ..identification.drive_gain_job import load_gains_file
+
+        return load_gains_file(text.strip())
     return parse_numbers(text, "--drive-gains", "in Nm/A, e.g. 10,10,8,6,6,6")
 
 
@@ -52,9 +56,10 @@ def add_data_arguments(parser: argparse.ArgumentParser, *, validate: bool = Fals
     from ..identification.metrics import MOVING_THRESHOLD_RAD_S
     from ..identification.torque_source import TORQUE_SOURCE_RULE
 
-    parser.add_argument("--drive-gains", metavar="K0,...,K5",
-                        help="joint torque per motor current, Nm/A, one per joint (identify them with "
-                             "`rdi drive-gains`)" + ("; default: the model's" if validate else "") + (gains_help or ""))
+    parser.add_argument("--drive-gains", metavar="K0,...,K5|FILE.json",
+                        help="joint torque per motor current, Nm/A, one per joint, or the JSON `rdi drive-gains --out` "
+                             "wrote (a doubtful one is refused)" + ("; default: the model's" if validate else "")
+                             + (gains_help or ""))
     if validate:
         parser.add_argument("--torque-source", default="model", choices=VALIDATE_TORQUE_SOURCES,
                             help="default 'model': the source (and gains) the model was identified from, as "

@@ -1,7 +1,10 @@
 """``rdi payload``: identify what is mounted on the flange (mass, CoM, inertia) with the identified arm model.
 
-Exit status: 0, the estimate written; 3, written but the mass or centre of mass
-is not determined by the data (see the warnings); 1, an error.
+Exit status: 0, the estimate written; 3, written (``status: doubtful``) but the mass
+or centre of mass is not determined by the data, the mass is beyond the robot's
+rated payload or below what an empty flange shows, or the recording's TCP pose is
+another arm's (see the warnings); 1, an error. A doubtful result never replaces a
+good payload file: it goes beside it (``payload.doubtful.yaml``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True,
                         help="rosbag2 bag or ur_rtde CSV recorded with the payload mounted, e.g. during "
                              "`rdi excite plan --kind payload`'s wrist motion")
-    parser.add_argument("--out", required=True, help="payload YAML to write (a folder: FOLDER/payload.yaml)")
+    parser.add_argument("--out", required=True,
+                        help="payload YAML to write (a folder: FOLDER/payload.yaml); an existing file is replaced "
+                             "only when it is an earlier payload file")
     parser.add_argument("--robot", help="the arm model's robot (name or URDF path; default: the model's; another "
                                          "robot is refused: the arm model belongs to its robot)")
     add_data_arguments(parser, checks=False, torque_help=(
@@ -44,12 +49,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"inertia about the CoM (kg m^2): ixx {i[0, 0]:.2e} ± {s[0]:.1e}, iyy {i[1, 1]:.2e} ± {s[1]:.1e}, "
           f"izz {i[2, 2]:.2e} ± {s[2]:.1e}, ixy {i[0, 1]:.2e}, ixz {i[0, 2]:.2e}, iyz {i[1, 2]:.2e}")
     print(f"condition number of the payload regressor: {estimate.condition_number:.2f}")
-    print(f"ur_rtde: {estimate.ur_rtde_snippet()}")
-    print(f"UR ROS 2 driver: {estimate.ur_driver_snippet()}")
-    print(f"wrote {path}")
+    doubtful = is_doubtful(estimate)
+    if not doubtful:  # a doubtful payload is not offered for the robot's set-payload call
+        print(f"ur_rtde: {estimate.ur_rtde_snippet()}")
+        print(f"UR ROS 2 driver: {estimate.ur_driver_snippet()}")
+    print(f"wrote {path}" + (" (status: doubtful)" if doubtful else ""))
     for warning in estimate.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if is_doubtful(estimate):
-        print("rdi payload: the mass or centre of mass is doubtful (exit 3); see the warnings", file=sys.stderr)
+    if doubtful:
+        print("rdi payload: the result is doubtful (exit 3): see the warnings; no set-payload call is offered",
+              file=sys.stderr)
         return 3
     return 0

@@ -73,7 +73,7 @@ __all__ = ["DataCheckError", "MASS_RATIO_PLAUSIBLE", "MIN_GRAVITY_SPREAD_OF_RATI
            "MOUNT_ANGLE_WARN_DEG", "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK",
            "SCALE_PLAUSIBLE", "TorqueScale",
            "check_joint_count", "check_torque_fits_robot", "gravity_direction", "gravity_fit", "gravity_scale",
-           "likely_robots", "link_mass_notes", "mass_warnings", "mount_check"]
+           "likely_robots", "link_mass_notes", "mass_warnings", "mount_check", "mount_problems"]
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
@@ -531,3 +531,21 @@ def excitation_checks(condition_number: float, warnings=()) -> tuple[list[str], 
     if condition_number > CONDITION_DOUBTFUL:
         return [], [*problems, text]
     return ([text] if condition_number > CONDITION_WARN else []), problems
+
+
+def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
+    """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
+    torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits them, or they are below what this
+    robot holds without a payload; data_checks)."""
+    problems = []
+    if checks["mount_differs"]:
+        assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
+        problems.append(f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's "
+                        f"({assumed} m/s²): the arm's mount differs (see the warning for the --gravity to pass)")
+    pose, reason = checks.get("tcp_pose") or {}, checks.get("doubtful_reason")
+    if pose.get("wrong_arm"):
+        problems.append(f"{what}: the recorded TCP pose is {pose['fits_other_robot']}'s (see the warning)")
+    if reason:
+        problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
+                        "carries a payload")
+    return problems

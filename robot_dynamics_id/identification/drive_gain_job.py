@@ -21,7 +21,7 @@ from .job import ReadOptions, check_friction_model, load_recording
 from .pipeline import IdentificationOptions
 from .torque_source import motor_currents
 
-__all__ = ["DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL", "DRIVE_GAIN_LACK_OF_FIT_WARN", "run_drive_gains"]
+__all__ = ["DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL", "DRIVE_GAIN_LACK_OF_FIT_WARN", "load_gains_file", "run_drive_gains"]
 
 #: drive gains: the lack of fit (drive_gains.DriveGainEstimate.lack_of_fit) above which a joint is warned about,
 #: and above which the result is doubtful. Correct inputs stay near 1; a payload CoM off by half, a loaded run of
@@ -29,6 +29,21 @@ __all__ = ["DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL", "DRIVE_GAIN_LACK_OF_FIT_WARN", "ru
 #: joints (benchmarks/bench_drive_gains.py; the numbers in benchmarks/RESULTS.md)
 DRIVE_GAIN_LACK_OF_FIT_WARN = 2.0
 DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL = 3.0
+
+
+def load_gains_file(path: str | Path, what: str = "--drive-gains") -> list[float]:
+    """The gains (Nm/A) of the JSON ``rdi drive-gains --out`` wrote; a doubtful result is refused."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).expanduser().read_text())
+        gains = [float(g) for g in doc["drive_gains_nm_per_a"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{what} {path}: not a result of rdi drive-gains --out ({exc})") from None
+    if doc.get("status") != "ok":
+        raise ValueError(f"{what} {path}: the gains there are {doc.get('status')!r} (see its 'problems'): "
+                         "calibrate again, or give the numbers yourself if you have checked them")
+    return gains
 
 
 def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | Path, *, robot: str,
@@ -105,7 +120,7 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
 def _kinematic_problems(rm, recordings, paths, warnings: list[str]) -> list[str]:
     """The TCP-pose check (kinematic_check.py) of each recording that holds one; its warnings are appended to
     ``warnings``. Currents cannot name the arm (the gains are what is sought), but the kinematics can: another
-    arm's pose (beyond a twin's calibration) makes the gains doubtful."""
+    arm's pose, a twin's included, makes the gains doubtful (the gains absorb the other arm's lever arms)."""
     problems = []
     for rec, path in zip(recordings, paths):
         if getattr(rec, "tcp_pose", None) is None:
@@ -113,7 +128,7 @@ def _kinematic_problems(rm, recordings, paths, warnings: list[str]) -> list[str]
         found, summary = check_tcp_pose_fits_robot(rm, rec.q_rad, rec.tcp_pose, robot_label=f"--robot {rm.name}",
                                                    robot_fix="pass --robot {robot}")
         warnings += [f"{path}: {w}" for w in found]
-        if summary.get("wrong_arm"):
+        if summary.get("fits_other_robot"):  # a twin too: its other link lengths scale the gains (UR3e as ur3: -12 %)
             problems.append(f"{path}: the recorded TCP pose is {summary['fits_other_robot']}'s, not {rm.name}'s "
                             f"(see the warning): pass --robot {summary['fits_other_robot']}")
     return problems

@@ -43,7 +43,7 @@ from ..io.payload_file import load_payload_file, model_with_payload, payload_not
 from ..robots.model import RobotModel, load_robot, same_robot
 from ..progress import ProgressCallback, scaled
 from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, excitation_checks,
-                          mass_warnings)
+                          mass_warnings, mount_problems)
 from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
@@ -241,24 +241,6 @@ def gap_notes(data, preprocessing) -> list[str]:
             "again without pauses if the fit is short of data"]
 
 
-def _mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
-    """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
-    torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits them, or they are below what this
-    robot holds without a payload; data_checks)."""
-    problems = []
-    if checks["mount_differs"]:
-        assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
-        problems.append(f"{what}: the torques' gravity is {checks['gravity_angle_deg']:.0f}° from the model's "
-                        f"({assumed} m/s²): the arm's mount differs (see the warning for the --gravity to pass)")
-    pose, reason = checks.get("tcp_pose") or {}, checks.get("doubtful_reason")
-    if pose.get("wrong_arm"):
-        problems.append(f"{what}: the recorded TCP pose is {pose['fits_other_robot']}'s (see the warning)")
-    if reason:
-        problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
-                        "carries a payload")
-    return problems
-
-
 def _comparison(metrics: dict, key: str = "ur_model") -> dict:
     """The moving-sample RRE of ours and of the other model (``key``: ur_model, baseline), per joint, and
     their ratio."""
@@ -395,7 +377,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                         "fit); --method consistent bounds it >= 0, or fix the terms with --friction-model")
     excitation_warnings, problems = excitation_checks(result.condition_number, recording.warnings)
     warnings += excitation_warnings
-    problems += doubtful_fits(result.metrics, names, "training", training=True) + _mount_problems(
+    problems += doubtful_fits(result.metrics, names, "training", training=True) + mount_problems(
         checks, rm, "training data")
     if not skip_robot_check:
         problems += mass_warnings(result.model.link_mass_kg, rm, consistent=consistent, doubtful=True)
@@ -431,7 +413,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
             compared = baseline_comparison(result, recording, options, vrec, vsignal.torque_nm, rm,
                                            moving_threshold_rad_s=moving_threshold_rad_s)
             warnings += _baseline_warning(compared.metrics, names)
-        problems += _mount_problems(vchecks, rm, "validation data")
+        problems += mount_problems(vchecks, rm, "validation data")
     _check_cancel(cancel)
     status = "doubtful" if problems else "ok"
     summary = {
@@ -571,17 +553,25 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     trained = (model.provenance.get("preprocessing") or {}).get("cutoff_hz")
     cutoff = cutoff_hz if cutoff_hz is not None else scoring_cutoff_hz(1.0 / recording.sample_period_s,
                                                                        float(trained) if trained else None)
-    checked = rm if payload_used is None else rm.with_flange_payload(  # the nominal arm carrying the payload
-        payload_used.mass_kg, payload_used.com_m, payload_used.inertia_about_com_kgm2)
-    check_warnings, checks = _checked_signal(  # checked as the training data were (the model's cut-off)
-        recording, checked, signal, float(trained) if trained else cutoff, label=f"the model's robot {model.robot}",
-        robot_fix="validate a model identified for {robot}", skip_robot_check=skip_robot_check)
+    checked = rm if payload_used is None else rm.with_flange_payload(payload_used.mass_kg, payload_used.com_m,
+                                                                     payload_used.inertia_about_com_kgm2)
+    unmounted = ("" if payload_used is None else f"If the arm is right: is the declared payload ("
+                 f"{payload_used.mass_kg:.3g} kg, --payload) mounted in these data? Validate them without --payload")
+    try:
+        check_warnings, checks = _checked_signal(  # checked as the training data were (the model's cut-off)
+            recording, checked, signal, float(trained) if trained else cutoff,
+            label=f"the model's robot {model.robot}", robot_fix="validate a model identified for {robot}",
+            skip_robot_check=skip_robot_check)
+    except DataCheckError as exc:
+        raise DataCheckError(f"{exc} {unmounted}".strip()) from None
+    if unmounted and (checks["fits_other_robot"] or checks["doubtful_reason"]):
+        check_warnings.append(f"the torques do not fit the arm with the declared payload. {unmounted}")
     _check_cancel(cancel)
     ur = _ur_model(recording, signal, gains) if compare_ur_model else None
     result = validate_recording(model, recording, signal.torque_nm, rm, cutoff_hz=cutoff,
                                 moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
     metrics = dict(result.metrics)
-    problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + _mount_problems(checks, rm, "the data")
+    problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + mount_problems(checks, rm, "the data")
     if payload_used is not None:
         notes += payload_notes(payload_used, model_path)
     warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings,

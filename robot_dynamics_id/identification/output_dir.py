@@ -1,4 +1,5 @@
-"""Output folders of rdi identify / validate and the identifier node: checked first, complete or absent.
+"""Output folders (rdi identify / validate, the identifier node) and files (rdi payload / drive-gains): checked
+first, complete or absent.
 
 :func:`check_output_dir` runs before any data is read and refuses, in one line,
 an ``--out`` that is a file, lies inside a bag or the input data, holds files
@@ -18,11 +19,12 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["MARKER", "OutputDirError", "check_output_dir", "discard_staging", "staged_output", "staging_path"]
+__all__ = ["MARKER", "OutputDirError", "check_output_dir", "check_output_file", "discard_staging", "staged_output",
+           "staging_path", "write_output_file"]
 
 #: file that marks a folder as a complete result of rdi identify/validate (JSON: command, date)
 MARKER = ".rdi-output.json"
@@ -71,6 +73,52 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
         raise OutputDirError(f"--out {out}: cannot create files in {parent} (permission denied); choose a "
                              "writable folder")
     return resolved
+
+
+def check_output_file(out: str | Path, *, inputs: Sequence[str | Path | None] = (), default_name: str,
+                      earlier_result: Callable[[Path], bool], what: str) -> Path:
+    """Refuse an unusable output *file* before any work starts; returns it as an absolute path.
+
+    A folder means ``FOLDER/default_name``. Refused, each in one line with the fix: an input (or a file inside an
+    input folder or a bag), a folder that does not exist or cannot be written, and an existing file that
+    ``earlier_result`` does not recognise as an earlier ``what`` (nothing else is ever overwritten)."""
+    out = Path(out).expanduser()
+    if out.is_dir():
+        out = out / default_name
+    resolved = out.resolve()
+    for item in inputs:
+        if item is None:
+            continue
+        data = Path(item).expanduser().resolve()
+        if resolved == data:
+            raise OutputDirError(f"--out {out} would overwrite the input {item}: choose another file")
+        if data.is_dir() and data in resolved.parents:
+            raise OutputDirError(f"--out {out} points into the input data {item}: choose a file outside it")
+    for ancestor in resolved.parents:
+        if _is_bag_dir(ancestor):
+            raise OutputDirError(f"--out {out} points into the bag {ancestor}: choose a file outside it")
+    if not resolved.parent.is_dir():
+        raise OutputDirError(f"--out {out}: the folder {resolved.parent} does not exist; create it first "
+                             f"(mkdir -p {resolved.parent})")
+    if not os.access(resolved.parent, os.W_OK | os.X_OK):
+        raise OutputDirError(f"--out {out}: cannot create files in {resolved.parent} (permission denied); choose a "
+                             "writable folder")
+    if resolved.exists() and not earlier_result(resolved):
+        raise OutputDirError(f"--out {out} exists and is not an earlier {what}: choose another file (nothing else "
+                             "is overwritten)")
+    return resolved
+
+
+def write_output_file(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` complete or not at all (a temporary file beside it, renamed)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.incomplete-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def staging_path(out: str | Path) -> Path:

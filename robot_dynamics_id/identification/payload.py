@@ -147,6 +147,10 @@ class PayloadEstimate:
         }
 
 
+#: a principal moment (diagonal entry) is determined when it exceeds this many of its standard deviations
+INERTIA_SIGNIFICANCE_STD = 2.0
+
+
 def realisable_inertia(inertia_about_com_kgm2) -> np.ndarray:
     """The nearest physically realisable inertia about the CoM: its second moment of mass
     Sigma = tr(I)/2 E - I projected onto the positive semi-definite matrices (eigenvalues clipped at 0),
@@ -228,11 +232,20 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
         warnings.append(f"the centre of mass is uncertain: std {np.round(std[1:4] * 1000, 1).tolist()} mm (> 5 mm); "
                         "record longer or with larger wrist motions")
     if std[0] > 0.02 * mass:
-        warnings.append(f"the mass is uncertain: std {std[0]:.3f} kg ({100 * std[0] / mass:.1f} % > 2 %)")
+        warnings.append(f"the mass is uncertain: std {std[0]:.2g} kg ({100 * std[0] / mass:.1f} % > 2 %)")
     if not consistent:
         warnings.append("the estimated inertia about the CoM is not physically realisable (its principal moments "
                         "break the triangle inequality or are negative: noise on a small inertia); "
                         "realisable_inertia_about_com_kgm2 is the nearest realisable one")
+    excited = not np.any(inertia_std > threshold)
+    # Within noise of zero (a small tool's inertia beside the wrist rotors'): the realisable projection of noise
+    # is no inertia to give the robot, however small its std.
+    significant = consistent and bool(np.all(np.diag(inertia) > INERTIA_SIGNIFICANCE_STD * inertia_std[:3]))
+    if excited and not significant:
+        warnings.append(f"the inertia about the CoM is within noise of zero or not realisable (ixx, iyy, izz "
+                        f"{', '.join(f'{v:.1e}' for v in np.diag(inertia))} ± "
+                        f"{', '.join(f'{s:.1e}' for s in inertia_std[:3])} kg m^2): trust the mass and centre of "
+                        "mass; payload.yaml offers no set-payload call with an inertia")
     payload_torque = (w @ theta).reshape(-1, n)
     return PayloadEstimate(
         mass_kg=mass, mass_std_kg=float(std[0]), com_m=com, com_std_m=std[1:4],
@@ -241,7 +254,7 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
         realisable_inertia_kgm2=realisable, condition_number=cond, residual_rms_nm=estimate.residual_rms_nm,
         payload_torque_rms_nm=np.sqrt(np.mean(payload_torque**2, axis=0)), n_samples=data.n_samples,
         frame=robot.tool_frame, warnings=tuple(warnings), provenance=dict(provenance or {}),
-        inertia_determined=not np.any(inertia_std > threshold))
+        inertia_determined=excited and significant)
 
 
 def identify_payload(recording: Any, arm_model: DynamicModel, robot: RobotModel | None = None, *,

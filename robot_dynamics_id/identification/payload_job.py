@@ -18,22 +18,31 @@ the pendant*, so it can only echo that setting.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from ..io.model_file import DynamicModel, plain_for_yaml
+from ..io.payload_file import PAYLOAD_SCHEMA, load_payload_file
 from ..robots.model import load_robot, same_robot
 from .data_checks import check_joint_count
 from .job import JobCancelled, ReadOptions
+from .kinematic_check import check_tcp_pose_fits_robot
+from .output_dir import check_output_file, write_output_file
 from .payload import PayloadEstimate, PayloadIdentificationError, identify_payload
-from .torque_source import select_torque
+from .torque_source import TorqueSourceError, select_torque, torque_holdings
 
 __all__ = ["arm_torque_source", "run_payload"]
 
-#: Warnings that make a payload estimate doubtful (rdi payload then exits 3); others are advice.
-DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain")
+#: Warnings that make a payload estimate doubtful (rdi payload then exits 3); others are advice. The payload file
+#: reader (io/payload_file.py) knows the same beginnings.
+DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain", "the mass exceeds", "the mass is below",
+            "the recorded TCP pose")
+#: a mass below this fraction of the robot's rated payload is what an arm model's own errors make with nothing
+#: mounted (a UR3 model, an empty flange: 6.5 g), not a payload to set
+NOTHING_MOUNTED_FRACTION = 0.01
 
 
 #: how the ``provenance.torque`` label of files without ``identified_from`` begins, per torque source
@@ -81,6 +90,8 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     set before the file is written: :class:`~.job.JobCancelled`, nothing written."""
     from .job import load_recording
 
+    out = check_output_file(out_path, inputs=(model_path, data_path), default_name="payload.yaml",
+                            earlier_result=_is_payload_file, what="payload file (rdi payload)")
     model = DynamicModel.load(model_path)
     if robot is not None and not same_robot(robot, model.robot):
         raise PayloadIdentificationError(
@@ -100,7 +111,16 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
-    signal = select_torque(recording, source, gains)
+    try:
+        signal = select_torque(recording, source, gains)
+    except TorqueSourceError as exc:
+        if source != "effort":
+            raise
+        raise PayloadIdentificationError(
+            f"the arm model was identified from joint torques (effort: e.g. a bag whose /joint_states effort "
+            f"ur_interface made from currents x its drive gains), but {data_path} holds {torque_holdings(recording)}: "
+            "record the payload run the way the arm's was (a bag), or identify the arm from the motor currents "
+            "(rdi identify --torque-source current --drive-gains ...) so that both are on one scale") from exc
     data = {"time_s": recording.time_s, "q_rad": recording.q_rad, "qd_rad_s": recording.qd_rad_s,
             "effort_nm": signal.torque_nm}
     estimate = identify_payload(data, model, rm, provenance={
@@ -110,15 +130,45 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
         "reader_warnings": list(getattr(recording, "warnings", ()) or ())})
     if cancel is not None and cancel.is_set():
         raise JobCancelled("cancelled before the payload was identified; nothing was written")
-    out = Path(out_path)
-    if out.is_dir():
-        out = out / "payload.yaml"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("# Payload identified by robot_dynamics_id (rdi payload); frame: tool0 (flange), SI units\n"
-                   + yaml.safe_dump(plain_for_yaml(estimate.to_dict()), sort_keys=False))
-    tmp.replace(out)
+    estimate = replace(estimate, warnings=estimate.warnings + tuple(_arm_checks(estimate, rm, recording)))
+    doubtful = is_doubtful(estimate)
+    if doubtful and out.exists() and not load_payload_file(out).doubtful:
+        out = out.with_name(f"{out.stem}.doubtful{out.suffix}")  # a doubtful result never replaces a good one
+    content = estimate.to_dict()
+    content = {"schema": content.pop("schema"), "status": "doubtful" if doubtful else "ok", **content}
+    write_output_file(out, "# Payload identified by robot_dynamics_id (rdi payload); frame: tool0 (flange), SI "
+                      "units\n" + yaml.safe_dump(plain_for_yaml(content), sort_keys=False))
     return estimate, out
+
+
+def _is_payload_file(path: Path) -> bool:
+    try:
+        return (yaml.safe_load(path.read_text()) or {}).get("schema") == PAYLOAD_SCHEMA
+    except (OSError, yaml.YAMLError, AttributeError):
+        return False
+
+
+def _arm_checks(estimate: PayloadEstimate, robot, recording) -> list[str]:
+    """Doubtful-result warnings the payload's own fit cannot give: a mass beyond the robot's rated payload or
+    below what an empty flange shows (a built-in robot), and a recorded TCP pose of another arm."""
+    warnings = []
+    rated = None if robot.description is None else robot.description.payload_kg
+    if rated is not None and estimate.mass_kg > rated:
+        warnings.append(f"the mass exceeds the {robot.name}'s rated payload ({estimate.mass_kg:.3g} > {rated:g} kg): "
+                        "a recording of another arm, or torques on another scale than the arm model's (its drive "
+                        "gains)")
+    elif rated is not None and estimate.mass_kg < NOTHING_MOUNTED_FRACTION * rated:
+        warnings.append(f"the mass is below {100 * NOTHING_MOUNTED_FRACTION:g} % of the {robot.name}'s rated "
+                        f"payload ({1000 * estimate.mass_kg:.1f} g): is the payload mounted? With nothing on the "
+                        "flange the arm model's own errors make such a mass; record the run with the payload on")
+    tcp_pose = getattr(recording, "tcp_pose", None)
+    if tcp_pose is not None:
+        _, summary = check_tcp_pose_fits_robot(robot, recording.q_rad, tcp_pose, robot_label=robot.name,
+                                               robot_fix="{robot}")
+        if summary.get("fits_other_robot"):
+            warnings.append(f"the recorded TCP pose is {summary['fits_other_robot']}'s, not {robot.name}'s: the "
+                            f"payload of another arm's run, seen through the {robot.name} model")
+    return warnings
 
 
 def is_doubtful(estimate: PayloadEstimate) -> bool:

@@ -404,7 +404,7 @@ def preprocess(time_s, q_rad, torque, *, qd_rad_s=None, extra: dict | None = Non
         raise ValueError(
             f"no segment is long enough: need >= {min_len} contiguous samples ({min_len / fs:.2f} s at {fs:.0f} Hz) "
             f"between gaps; found {len(segments)} segments (longest "
-            f"{max(s.stop - s.start for s in segments)} samples). Record longer or lower min_segment_s"
+            f"{max(s.stop - s.start for s in segments)} samples). Record longer, without pauses or dropped samples"
         )
     n_gaps = len(segments) - 1
     # a velocity differentiated here is central (np.gradient): the instant of the sample

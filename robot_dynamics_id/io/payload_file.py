@@ -37,7 +37,8 @@ __all__ = ["PAYLOAD_SCHEMA", "FlangePayload", "PayloadFileError", "load_payload_
 PAYLOAD_SCHEMA = "robot_dynamics_id/payload/1"
 
 #: warnings of ``rdi payload`` that make an estimate doubtful (identification/payload_job.DOUBTFUL)
-_DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain")
+_DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain", "the mass exceeds", "the mass is below",
+             "the recorded TCP pose")
 _COMPONENTS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 
 

@@ -52,6 +52,8 @@ IDENTIFIER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("torque_source", "string", "auto", "auto | current | effort | target_moment; " + TORQUE_SOURCE_RULE),
     ParameterSpec("drive_gains_nm_per_a", "double_array", [], "joint torque per motor current (empty: unknown)",
                   "Nm/A"),
+    ParameterSpec("drive_gains_file", "string", "",
+                  "the JSON `rdi drive-gains --out` wrote (a doubtful one is refused); empty: drive_gains_nm_per_a"),
     ParameterSpec("method", "string", "consistent", "consistent (physically consistent) | wls | ols | irls"),
     ParameterSpec("friction_model", "string", "auto",
                   "joint friction: auto (per joint the family with the lowest held-out error on the training data) "
@@ -122,6 +124,20 @@ def _gravity(values) -> list[float]:
         raise ParameterError(str(exc)) from None
 
 
+def _drive_gains(p: dict) -> list[float] | None:
+    from ..identification.drive_gain_job import load_gains_file
+
+    listed = list(p["drive_gains_nm_per_a"] or []) or None
+    if not p["drive_gains_file"]:
+        return listed
+    if listed is not None:
+        raise ParameterError("parameters 'drive_gains_file' and 'drive_gains_nm_per_a' are both set: give one")
+    try:
+        return load_gains_file(p["drive_gains_file"], what="parameter 'drive_gains_file'")
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+
+
 def job_arguments(p: dict) -> dict:
     """The run_identify keyword arguments of validated node parameters (raises ParameterError)."""
     from ..identification.job import ReadOptions
@@ -141,7 +157,7 @@ def job_arguments(p: dict) -> dict:
     return dict(
         data_path=p["data_path"], robot=p["robot"], out_dir=p["out_dir"], tool_frame=p["tool_frame"] or "tool0",
         torque_source=check_choice("torque_source", p["torque_source"], TORQUE_SOURCES),
-        drive_gains_nm_per_a=list(p["drive_gains_nm_per_a"] or []) or None,
+        drive_gains_nm_per_a=_drive_gains(p),
         method=check_choice("method", p["method"], METHODS),
         friction_model=_friction_model(p["friction_model"]),
         presliding_distance_rad=_presliding(p["presliding_distance_rad"]),
@@ -216,11 +232,13 @@ class IdentifierNode(Node):
 
         job = self._job
         try:
+            Path(job["out_dir"]).mkdir(parents=True, exist_ok=True)
+            # robot: refused when it is not the arm model's (the payload is what that model does not explain)
             estimate, path = run_payload(self._payload_model, job["data_path"],
                                          out_path=Path(job["out_dir"]) / "payload.yaml",
                                          torque_source=job["torque_source"],
-                                         drive_gains_nm_per_a=job["drive_gains_nm_per_a"], robot=None,
-                                         read=job["read"], cancel=self._cancel)  # robot: the arm model's
+                                         drive_gains_nm_per_a=job["drive_gains_nm_per_a"], robot=job["robot"],
+                                         read=job["read"], cancel=self._cancel)
         except JobCancelled as exc:
             self.get_logger().warning(f"payload identification cancelled: {exc}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))

@@ -59,6 +59,19 @@ def test_plan_simulate_and_identify_a_payload_from_a_bag(tmp_path, capsys):
                  "--drive-gains", "10,10,8,6,6,6"]) == 1
     assert "differ from the gains the arm model was identified with" in capsys.readouterr().err
 
+    # --out: never an input, never into the bag, never a file that is not an earlier payload file; checked
+    # before the fit, nothing written
+    arm_text, status_file = arm.read_text(), tmp_path / "notes.txt"
+    status_file.write_text("lab notes\n")
+    for target, phrase in ((arm, "would overwrite the input"), (bag / "payload.yaml", "points into the input data"),
+                           (tmp_path / "missing" / "p.yaml", "does not exist; create it first"),
+                           (status_file, "exists and is not an earlier payload file")):
+        assert main(["payload", "--model", str(arm), "--data", str(bag), "--out", str(target)]) == 1
+        assert phrase in capsys.readouterr().err, target
+    assert arm.read_text() == arm_text and status_file.read_text() == "lab notes\n"
+    assert not (bag / "payload.yaml").exists() and not (tmp_path / "missing").exists()
+    assert data["status"] == "ok"
+
     # The arm model with the identified payload predicts the run with it mounted; without it the data check
     # refuses (the torques do not fit the bare arm) and, let through, the wrist fits drop.
     assert main(["validate", "--model", str(arm), "--data", str(bag), "--out", str(tmp_path / "v_pay"),
@@ -74,6 +87,12 @@ def test_plan_simulate_and_identify_a_payload_from_a_bag(tmp_path, capsys):
     capsys.readouterr()
     bare = yaml.safe_load((tmp_path / "v_bare" / "metrics.json").read_text())
     assert max(bare["fit_percent"][3:]) < min(with_payload["fit_percent"][3:]) - 20
+    # a declared payload the run does not carry (here twice the mounted one): the message names that cause too
+    heavy = tmp_path / "heavy.yaml"
+    heavy.write_text(yaml.safe_dump({**data, "mass_kg": 2 * data["mass_kg"]}))
+    assert main(["validate", "--model", str(arm), "--data", str(bag), "--out", str(tmp_path / "v_heavy"),
+                 "--payload", str(heavy)]) == 3
+    assert "If the arm is right: is the declared payload (2.6 kg, --payload) mounted" in capsys.readouterr().err
 
 
 def test_doubtful_estimate_exits_3_and_still_writes_the_file(tmp_path, capsys):
@@ -95,8 +114,39 @@ def test_doubtful_estimate_exits_3_and_still_writes_the_file(tmp_path, capsys):
     csv = tmp_path / "run.csv"
     write_ur_csv(csv, recording)
     truth.save(tmp_path / "arm.yaml")
+    good = {"schema": "robot_dynamics_id/payload/1", "status": "ok", "mass_kg": 1.0, "com_m": [0.0, 0.0, 0.05],
+            "realisable_inertia_about_com_kgm2": dict.fromkeys(("ixx", "iyy", "izz", "ixy", "ixz", "iyz"), 0.0),
+            "warnings": []}
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump(good))
     code = main(["payload", "--model", str(tmp_path / "arm.yaml"), "--data", str(csv), "--out", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 3, err
-    assert "doubtful" in err
-    assert yaml.safe_load((tmp_path / "payload.yaml").read_text())["warnings"]
+    captured = capsys.readouterr()
+    assert code == 3, captured.err
+    assert "doubtful" in captured.err and "setPayload" not in captured.out  # no set-payload call offered
+    # a doubtful result never replaces a good one: it is written beside it
+    assert yaml.safe_load((tmp_path / "payload.yaml").read_text()) == good
+    written = yaml.safe_load((tmp_path / "payload.doubtful.yaml").read_text())
+    assert written["status"] == "doubtful" and written["warnings"]
+    assert "payload.doubtful.yaml (status: doubtful)" in captured.out
+
+
+def test_a_mass_beyond_the_rating_or_of_an_empty_flange_and_another_arms_pose_are_doubtful():
+    from types import SimpleNamespace
+
+    from robot_dynamics_id.identification.payload_job import DOUBTFUL, _arm_checks
+    from robot_dynamics_id.io.payload_file import _DOUBTFUL
+    from robot_dynamics_id.robots.model import load_robot
+
+    ur3, still = load_robot("ur3"), SimpleNamespace(tcp_pose=None)
+    assert _arm_checks(SimpleNamespace(mass_kg=1.3), ur3, still) == []
+    (heavy,) = _arm_checks(SimpleNamespace(mass_kg=6.485), ur3, still)  # a UR5e's run through a UR3 model
+    assert heavy.startswith(DOUBTFUL) and "rated payload (6.49 > 3 kg)" in heavy
+    (empty,) = _arm_checks(SimpleNamespace(mass_kg=0.0065), ur3, still)  # nothing mounted, the model's errors
+    assert empty.startswith(DOUBTFUL) and "(6.5 g): is the payload mounted?" in empty
+    q = np.column_stack([0.8 * np.sin(0.3 * (j + 1) * np.linspace(0, 30, 600) + j) for j in range(6)])
+    rotations, positions = load_robot("ur5e").tool_poses(q)
+    from scipy.spatial.transform import Rotation
+
+    pose = np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
+    (other,) = _arm_checks(SimpleNamespace(mass_kg=1.3), ur3, SimpleNamespace(q_rad=q, tcp_pose=pose))
+    assert other.startswith(DOUBTFUL) and "the recorded TCP pose is ur5e's, not ur3's" in other
+    assert DOUBTFUL == _DOUBTFUL  # the payload file reader knows every doubtful warning

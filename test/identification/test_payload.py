@@ -169,3 +169,20 @@ def test_a_mass_the_noise_could_make_from_zero_is_nothing_mounted(wrist_motion):
     # 4 g with the same noise is 7 std above zero: measured
     tau_4g = tau + (payload_regressor(robot, q, qd, qdd) @ payload_parameters(0.004, (0.0, 0.0, 0.05))).reshape(-1, 6)
     assert identify_payload({**data, "effort_nm": tau_4g}, truth, robot).mass_kg == pytest.approx(0.004, abs=0.0015)
+
+
+def test_an_inertia_within_noise_of_zero_is_not_offered_as_determined(wrist_motion):
+    """A small tool (a 2 cm sphere's inertia) beside the wrist rotors: the std passes the excitation rule, but the
+    principal moments are not above twice their noise, so only mass and CoM are offered."""
+    robot, trajectory = wrist_motion
+    truth = perturbed_truth("ur3", seed=3)
+    q, qd, qdd = trajectory.position_rad, trajectory.velocity_rad_s, trajectory.acceleration_rad_s2
+    small = np.diag([5e-5, 5e-5, 5e-5])
+    tau = _torques_with_payload(truth, q, qd, qdd, PAYLOAD_KG, PAYLOAD_COM, small)
+    noisy = tau + np.random.default_rng(5).normal(size=tau.shape) * 0.1
+    est = identify_payload({"time_s": trajectory.time_s, "q_rad": q, "qd_rad_s": qd, "effort_nm": noisy}, truth, robot)
+    assert np.all(est.inertia_std_kgm2 < PAYLOAD_KG * 0.02**2), est.inertia_std_kgm2  # "excited" by the std rule
+    assert not est.inertia_determined
+    assert any(w.startswith("the inertia about the CoM is within noise of zero") for w in est.warnings)
+    assert est.to_dict()["set_payload"]["ur_ros2_driver_with_inertia"] is None
+    assert est.mass_kg == pytest.approx(PAYLOAD_KG, rel=0.02) and not is_doubtful(est)

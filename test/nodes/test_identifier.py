@@ -98,3 +98,33 @@ def test_node_parameters_reach_every_job_option():
                                  ("validation_data_path", "", "compare_baseline.*validation_data_path")):
         with pytest.raises(ParameterError, match=message):
             job_arguments({**params, name: value})
+
+
+def test_drive_gains_come_from_the_calibration_file_and_a_doubtful_one_is_refused(tmp_path):
+    import json
+
+    from robot_dynamics_id.nodes.identifier import IDENTIFIER_PARAMETERS, job_arguments
+    from robot_dynamics_id.parameters import ParameterError
+
+    good, doubtful = tmp_path / "drive_gains.json", tmp_path / "drive_gains.doubtful.json"
+    good.write_text(json.dumps({"status": "ok", "drive_gains_nm_per_a": GAINS, "inputs": {}}))
+    doubtful.write_text(json.dumps({"status": "doubtful", "drive_gains_nm_per_a": GAINS, "inputs": {}}))
+    params = {spec.name: spec.default for spec in IDENTIFIER_PARAMETERS}
+    params.update(data_path="run.csv", drive_gains_file=str(good))
+    assert job_arguments(params)["drive_gains_nm_per_a"] == GAINS
+    for changes, message in (({"drive_gains_file": str(doubtful)}, "the gains there are 'doubtful'"),
+                             ({"drive_gains_file": str(tmp_path / "none.json")}, "not a result of rdi drive-gains"),
+                             ({"drive_gains_nm_per_a": GAINS}, "'drive_gains_file' and 'drive_gains_nm_per_a' are "
+                                                               "both set")):
+        with pytest.raises(ParameterError, match=message):
+            job_arguments({**params, **changes})
+
+
+def test_payload_mode_refuses_a_robot_that_is_not_the_arm_models(tmp_path, recordings):
+    from robot_dynamics_id.io.model_file import DynamicModel
+
+    arm = DynamicModel.nominal("ur3").save(tmp_path / "arm.yaml")
+    process = _identifier(tmp_path, recordings["bag"], tmp_path / "payload", f"payload_model_file:={arm}",
+                          "robot:=ur5e")
+    assert _finish(process) == 1, process.log()
+    assert "ur5e contradicts the arm model, which was identified for ur3" in process.log()
