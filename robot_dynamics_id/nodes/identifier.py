@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -144,6 +145,10 @@ def job_arguments(p: dict) -> dict:
 
     if not p["data_path"]:
         raise ParameterError("parameter 'data_path' is empty: give the bag (or CSV) to identify from")
+    for name in ("data_path", "validation_data_path", "payload_model_file"):
+        if p.get(name) and not Path(p[name]).expanduser().exists():
+            raise ParameterError(f"parameter '{name}': {p[name]} does not exist (a bag directory, a ur_rtde CSV"
+                                 + (", or the arm's model.yaml" if name == "payload_model_file" else "") + ")")
     topics = {name: p[f"{name}_topic"] for name in ("joint_states", "motor_currents", "target_currents",
                                                     "target_moment") if p[f"{name}_topic"]}
     effort = p["joint_states_effort"] or None
@@ -225,8 +230,6 @@ class IdentifierNode(Node):
         self.exit_code = 0 if ok else EXIT_DOUBTFUL
 
     def _run_payload(self) -> None:
-        from pathlib import Path
-
         from ..identification.job import JobCancelled
         from ..identification.payload_job import is_doubtful, run_payload
 

@@ -71,21 +71,23 @@ def test_identifier_stopped_mid_job_exits_6_and_leaves_no_result(tmp_path, recor
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "logs_model") == []
 
 
-def test_node_parameters_reach_every_job_option():
+def test_node_parameters_reach_every_job_option(tmp_path):
     from robot_dynamics_id.nodes.identifier import IDENTIFIER_PARAMETERS, job_arguments
     from robot_dynamics_id.parameters import ParameterError
 
+    for name in ("run.csv", "other.csv"):
+        (tmp_path / name).write_text("")
     params = {spec.name: spec.default for spec in IDENTIFIER_PARAMETERS}
-    params.update(data_path="run.csv", joint_states_topic="/arm/joint_states", motor_currents_topic="/arm/currents",
-                  joint_states_effort="current", nan_policy="drop", tool_frame="flange", skip_robot_check=True,
-                  compare_ur_model=True, moving_threshold_rad_s=0.05, drive_gains_nm_per_a=None,
-                  gravity_m_s2=[0.0, 9.81, 0.0], compare_baseline=True, validation_data_path="other.csv",
-                  presliding_distance_rad=[0.002])
+    params.update(data_path=str(tmp_path / "run.csv"), joint_states_topic="/arm/joint_states",
+                  motor_currents_topic="/arm/currents", joint_states_effort="current", nan_policy="drop",
+                  tool_frame="flange", skip_robot_check=True, compare_ur_model=True, moving_threshold_rad_s=0.05,
+                  drive_gains_nm_per_a=None, gravity_m_s2=[0.0, 9.81, 0.0], compare_baseline=True,
+                  validation_data_path=str(tmp_path / "other.csv"), presliding_distance_rad=[0.002])
     job = job_arguments(params)
     assert job["presliding_distance_rad"] == [0.002]
     assert job_arguments({**params, "presliding_distance_rad": []})["presliding_distance_rad"] is None
     assert job["gravity_m_s2"] == [0.0, 9.81, 0.0]
-    assert job["compare_baseline"] and job["validation_path"] == "other.csv"
+    assert job["compare_baseline"] and job["validation_path"] == str(tmp_path / "other.csv")
     assert job["read"].topics == {"joint_states": "/arm/joint_states", "motor_currents": "/arm/currents"}
     assert job["read"].joint_states_effort == "current" and job["read"].nan_policy == "drop"
     assert job["tool_frame"] == "flange" and job["skip_robot_check"] and job["compare_ur_model"]
@@ -95,7 +97,10 @@ def test_node_parameters_reach_every_job_option():
                                  ("nan_policy", "ignore", "nan_policy"), ("data_path", "", "data_path"),
                                  ("gravity_m_s2", [0.0, 0.0], "gravity_m_s2.*three numbers"),
                                  ("presliding_distance_rad", [0.001, 0.0], "presliding_distance_rad.*> 0 rad"),
-                                 ("validation_data_path", "", "compare_baseline.*validation_data_path")):
+                                 ("validation_data_path", "", "compare_baseline.*validation_data_path"),
+                                 ("data_path", "no_such_bag", "'data_path': no_such_bag does not exist"),
+                                 ("payload_model_file", "none.yaml", "'payload_model_file': none.yaml does not "
+                                                                     "exist .* the arm's model.yaml")):
         with pytest.raises(ParameterError, match=message):
             job_arguments({**params, name: value})
 
@@ -110,7 +115,8 @@ def test_drive_gains_come_from_the_calibration_file_and_a_doubtful_one_is_refuse
     good.write_text(json.dumps({"status": "ok", "drive_gains_nm_per_a": GAINS, "inputs": {}}))
     doubtful.write_text(json.dumps({"status": "doubtful", "drive_gains_nm_per_a": GAINS, "inputs": {}}))
     params = {spec.name: spec.default for spec in IDENTIFIER_PARAMETERS}
-    params.update(data_path="run.csv", drive_gains_file=str(good))
+    (tmp_path / "run.csv").write_text("")
+    params.update(data_path=str(tmp_path / "run.csv"), drive_gains_file=str(good))
     assert job_arguments(params)["drive_gains_nm_per_a"] == GAINS
     for changes, message in (({"drive_gains_file": str(doubtful)}, "the gains there are 'doubtful'"),
                              ({"drive_gains_file": str(tmp_path / "none.json")}, "not a result of rdi drive-gains"),
