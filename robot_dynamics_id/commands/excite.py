@@ -10,8 +10,11 @@ others sinusoids, joints in turn); ``plan --kind fourier`` optimises a Fourier
 excitation for the condition number of the base regressor (excitation/optimise.py);
 ``plan --kind payload`` a short wrist-only motion for ``rdi payload`` (excitation/payload.py).
 Both are checked before they are written. ``check`` refuses a file that breaks
-a joint limit, the table keep-out or does not start/end at rest, naming the first
-violation, and exits with status 1.
+a joint limit, the table keep-out or does not start/end at rest, or is sampled
+below 50 Hz, naming the first violation, and exits with status 1. Both judge the
+base regressor's condition number as ``rdi identify`` will judge the recording:
+a warning above 300, exit 3 above 1000. ``plan --out`` never replaces a file that
+is not an earlier trajectory file (a bag, a model).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     plan.add_argument("--duration", type=float, default=None,
                       help="duration, s (default 60; payload: 20)")
     plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    plan.add_argument("--out", required=True, help="output YAML file")
+    plan.add_argument("--out", required=True,
+                      help="output YAML file (a folder: FOLDER/excitation.yaml); an existing file is replaced only "
+                           "when it is an earlier trajectory file")
     plan.add_argument("--table-height", type=float, default=0.05,
                       help="keep every joint origin and the tool frame above this height, m (default 0.05); "
                            "include link radius and tool length in the margin")
@@ -95,15 +100,62 @@ def _condition_number(robot, trajectory) -> float:
         return excitation_condition_number(robot, trajectory)
 
 
+def _condition_verdict(cond: float) -> int:
+    """Judge the base regressor's condition number as ``rdi identify`` will judge the recording (data_checks):
+    a warning above CONDITION_WARN, exit 3 above CONDITION_DOUBTFUL. Returns the exit code."""
+    from ..identification.data_checks import CONDITION_DOUBTFUL, CONDITION_WARN
+
+    if cond <= CONDITION_WARN:
+        return 0
+    advice = "plan a longer or optimised excitation (--kind fourier, --duration 60)"
+    if cond > CONDITION_DOUBTFUL:
+        print(f"rdi excite: DOUBTFUL: condition number {cond:.4g} above {CONDITION_DOUBTFUL:g}: rdi identify calls "
+              f"a recording of this motion doubtful (exit 3); {advice}", file=sys.stderr)
+        return 3
+    print(f"warning: condition number {cond:.4g} above {CONDITION_WARN:g}: rdi identify warns that such data "
+          f"determine the model poorly; {advice}", file=sys.stderr)
+    return 0
+
+
+def _is_trajectory_file(path) -> bool:
+    import yaml
+
+    try:
+        return str((yaml.safe_load(path.read_text()) or {}).get("schema", "")).startswith(
+            "robot_dynamics_id/excitation/")
+    except (OSError, yaml.YAMLError, AttributeError, UnicodeDecodeError):
+        return False
+
+
+def _checked_out(out: str):
+    """--out checked before planning: never a bag, a model or another file that is not an earlier plan."""
+    from ..identification.output_dir import check_output_file
+
+    return check_output_file(out, default_name="excitation.yaml", earlier_result=_is_trajectory_file,
+                             what="trajectory file (rdi excite plan)")
+
+
+def _plan_rate(args: argparse.Namespace, robot) -> float:
+    from ..excitation.checker import MIN_RATE_HZ
+    from ..excitation.optimise import robot_rate_hz
+
+    rate = robot_rate_hz(robot) if args.rate is None else float(args.rate)
+    if not rate >= MIN_RATE_HZ:
+        raise ValueError(f"--rate {args.rate:g}: plan at the robot's rate (125 Hz CB3, 500 Hz e-Series), at least "
+                         f"{MIN_RATE_HZ:g} Hz (between sparser samples a trajectory controller leaves the limits)")
+    return rate
+
+
 def _plan(args: argparse.Namespace) -> int:
     from ..excitation.checker import ExcitationLimits, check_trajectory
-    from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation, robot_rate_hz
+    from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation
     from ..excitation.prbs import PrbsSinusoidSchedule, UR_HOME_POSITION_RAD
     from ..excitation.trajectory_file import save_trajectory
     from ..robots import load_robot
 
     robot = load_robot(args.robot)
-    rate = args.rate or robot_rate_hz(robot)
+    rate = _plan_rate(args, robot)
+    args.out = _checked_out(args.out)
     table = None if args.no_table else args.table_height
     if args.kind == "payload":
         return _plan_payload(args, robot, rate, table)
@@ -143,7 +195,7 @@ def _plan(args: argparse.Namespace) -> int:
     print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- move there at rest "
           "before streaming")
     print(f"wrote {path}")
-    return 0
+    return _condition_verdict(cond)
 
 
 def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
@@ -185,7 +237,16 @@ def _check(args: argparse.Namespace) -> int:
     from ..excitation.trajectory_file import load_trajectory
     from ..robots import load_robot
 
+    from pathlib import Path
+
+    from ..robots.model import same_robot
+
+    if Path(args.file).is_dir():
+        raise ValueError(f"{args.file} is a folder: give the trajectory file (rdi excite plan --out FILE)")
     trajectory = load_trajectory(args.file)
+    if args.robot and trajectory.robot and not same_robot(args.robot, trajectory.robot):
+        print(f"warning: {args.file} was planned for {trajectory.robot}; checked against {args.robot}'s limits",
+              file=sys.stderr)
     robot_name = args.robot or trajectory.robot
     if not robot_name:
         raise ValueError(f"{args.file} names no robot; pass --robot (e.g. --robot ur3)")
@@ -206,8 +267,9 @@ def _check(args: argparse.Namespace) -> int:
                                         trajectory.acceleration_rad_s2)
         print(f"normalised condition number of the payload regressor: {cond:.2f}")
         return 0
-    print(f"normalised condition number of the base regressor: {_condition_number(robot, trajectory):.2f}")
-    return 0
+    cond = _condition_number(robot, trajectory)
+    print(f"normalised condition number of the base regressor: {cond:.2f}")
+    return _condition_verdict(cond)
 
 
 def run(args: argparse.Namespace) -> int:

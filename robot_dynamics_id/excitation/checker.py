@@ -39,14 +39,18 @@ __all__ = [
 ]
 
 #: Order in which simultaneous problems are reported (most basic first).
-_QUANTITY_ORDER = ("time", "non_finite", "position", "velocity", "acceleration", "keep_out", "start_rest",
+_QUANTITY_ORDER = ("time", "rate", "non_finite", "position", "velocity", "acceleration", "keep_out", "start_rest",
                    "end_rest")
+#: lowest sample rate of a trajectory run on a robot (Hz): between samples 1/50 s apart the quintic interpolation
+#: of a trajectory controller stays on the planned path; at 5 Hz it left the plan by 5 mrad and its accelerations
+#: exceeded the limits the samples kept
+MIN_RATE_HZ = 50.0
 
 
 class TrajectoryLimitError(ValueError):
     """A trajectory breaks a limit; ``quantity``, ``time_s``, ``joint``, ``value`` and ``limit`` say where.
 
-    ``quantity`` is one of ``time``, ``non_finite``, ``position``, ``velocity``,
+    ``quantity`` is one of ``time``, ``rate``, ``non_finite``, ``position``, ``velocity``,
     ``acceleration``, ``keep_out``, ``start_rest``, ``end_rest``. ``joint`` is the
     joint name (or, for ``keep_out``, the link/frame name that is too low).
     ``value``/``limit`` are in rad, rad/s, rad/s² or metres (heights).
@@ -76,6 +80,10 @@ class TrajectoryLimitError(ValueError):
                     f"{lim:.4g}; add a ramp (excitation.trajectory.approach_trajectory) or fix the file")
         elif quantity == "time":
             what = f"time axis is not finite and strictly increasing (value {v:.6g})"
+        elif quantity == "rate":
+            what = (f"sampled at {v:.3g} Hz, below {lim:g} Hz: the limits hold at the samples only, and a receiver "
+                    "interpolating between them (the trajectory controller) leaves them; plan at the robot's rate "
+                    "(rdi excite plan --rate 125 or 500)")
         else:
             raise ValueError(f"unknown quantity {quantity!r}")
         message = f"{quantity} violation at t = {self.time_s:.4f} s, {joint}: {what}"
@@ -305,6 +313,11 @@ def check_trajectory(
         k = int(np.flatnonzero(bad_t)[0])
         add("time", k, TrajectoryLimitError(quantity="time", time_s=t[k - 1] if k > 0 and np.isfinite(t[k - 1])
                                             else 0.0, joint="time", value=t[k], limit=float("nan")))
+    if t.size > 1 and np.all(np.isfinite(t)):
+        period = float(np.median(np.diff(t)))
+        if period > 0 and 1.0 / period < MIN_RATE_HZ:
+            add("rate", 0, TrajectoryLimitError(quantity="rate", time_s=t[0], joint="time", value=1.0 / period,
+                                                limit=MIN_RATE_HZ))
     # Non-finite samples.
     for label, arr in (("position", q), ("velocity", qd), ("acceleration", qdd)):
         hit = _first_index(~np.isfinite(arr))

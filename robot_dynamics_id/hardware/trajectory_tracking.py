@@ -45,10 +45,11 @@ __all__ = ["TrackingPhase", "TrackingStatus", "TrajectoryGoal", "TrajectoryGoalE
 GOAL_SPEED_TOLERANCE = 1.02
 
 
-def check_goal_speed(goal: TrajectoryGoal, velocity_limit_rad_s) -> None:
+def check_goal_speed(goal: TrajectoryGoal, velocity_limit_rad_s, joint_names=None) -> None:
     """Refuse a goal whose planned joint speeds (its velocities, else its positions' differences) exceed
     ``velocity_limit_rad_s`` (the guard's limits: the configured ones x velocity_scale) by more than
-    :data:`GOAL_SPEED_TOLERANCE`, naming the joint, the speed and the fixes."""
+    :data:`GOAL_SPEED_TOLERANCE`, naming the joint (by name when ``joint_names`` are given), the speed and the
+    fixes."""
     limit = np.asarray(velocity_limit_rad_s, float)
     if goal.velocity_rad_s is not None:
         speed = np.abs(goal.velocity_rad_s)
@@ -60,7 +61,8 @@ def check_goal_speed(goal: TrajectoryGoal, velocity_limit_rad_s) -> None:
     over = peak > limit * GOAL_SPEED_TOLERANCE
     if over.any():
         j = int(np.argmax(peak / limit))
-        raise TrajectoryGoalError(f"the trajectory needs {peak[j]:.3g} rad/s on joint {j}, above its limit here "
+        joint = f"joint {j}" if joint_names is None else str(joint_names[j])
+        raise TrajectoryGoalError(f"the trajectory needs {peak[j]:.3g} rad/s on {joint}, above its limit here "
                                   f"{limit[j]:.3g} rad/s (velocity_limits_rad_s x velocity_scale): plan it within "
                                   "the limits (rdi excite plan --velocity-scale) or raise velocity_scale")
 

@@ -10,7 +10,7 @@ from ..parameters import ParameterError, ParameterSpec
 from ..robots.model import same_robot
 from ._trajectory_msgs import TRAJECTORY_TOPIC
 
-__all__ = ["EXCITATION_PARAMETERS", "interface_robot_problem", "run_robot"]
+__all__ = ["EXCITATION_PARAMETERS", "interface_robot_problem", "interface_speed_problem", "run_robot"]
 
 EXCITATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("trajectory_file", "string", "",
@@ -76,6 +76,23 @@ def run_robot(robot: str, planned_for: str | None, path: str) -> str:
                              f"plan one for this arm (rdi excite plan --robot {robot}) or set robot:={planned_for} "
                              "if that is the arm")
     return robot
+
+
+def interface_speed_problem(status: dict, trajectory, names, topic: str) -> str | None:
+    """Why ur_interface (its ``status``) would refuse ``trajectory`` as too fast for its limits (the configured ones
+    x its velocity_scale), found before the arm moves to the start; None when it would not (or does not say)."""
+    from ..hardware.trajectory_tracking import TrajectoryGoal, TrajectoryGoalError, check_goal_speed
+
+    limits = status.get("velocity_limits_rad_s")
+    if not limits or len(limits) != trajectory.n_joints:
+        return None
+    goal = TrajectoryGoal(trajectory.time_s - trajectory.time_s[0], trajectory.position_rad,
+                          trajectory.velocity_rad_s, trajectory.acceleration_rad_s2)
+    try:
+        check_goal_speed(goal, limits, names)
+    except TrajectoryGoalError as exc:
+        return f"the robot interface ({topic}) would refuse this trajectory: {exc}"
+    return None
 
 
 def interface_robot_problem(status: dict, robot: str, topic: str) -> str | None:

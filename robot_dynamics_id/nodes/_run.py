@@ -125,8 +125,15 @@ def run_node(node_factory, args=None, *, name: str = "node") -> int:
     """
     from ._param_files import check_parameter_files
 
+    argv = list(sys.argv if args is None else args)
+    own = argv[1:argv.index("--ros-args")] if "--ros-args" in argv else argv[1:]
+    if "-h" in own or "--help" in own:  # a lab's first try: answer it, never start the node (a recorder records)
+        print(f"{name}: a robot_dynamics_id ROS 2 node.\n"
+              f"usage: ros2 run robot_dynamics_id {name} --ros-args [-p NAME:=VALUE ...] [--params-file FILE]\n"
+              f"its parameters (name, type, default, unit): rdi params {name}; the README's \"Parameter reference\"")
+        return 0
     try:
-        check_parameter_files(list(sys.argv if args is None else args))
+        check_parameter_files(argv)
     except ParameterError as exc:
         print(f"{name}: configuration error: {exc}", file=sys.stderr)
         return 2

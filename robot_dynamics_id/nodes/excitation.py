@@ -27,9 +27,11 @@ fraction, trajectory time, position error) and, for plotting, ``~/progress_fract
 ERROR when aborted or refused, WARN when cancelled or when the arm lags the plan
 by over half of ``max_position_error_rad``). Before moving, the trajectory is
 checked against the robot's limits (refused with the first violation named),
-the robot is the one it was planned for (``robot`` empty: the file's), and
-ur_interface's ``~/status`` must name that robot when it is published; the arm must be at the trajectory's start pose unless ``move_to_start`` is
-true, in which case it is first moved there slowly.
+the robot is the one it was planned for (``robot`` empty: the file's), and,
+when ur_interface's ``~/status`` is published, it must name that robot and its
+velocity limits (x its velocity_scale) must allow the trajectory. The arm must
+be at the trajectory's start pose unless ``move_to_start`` is true, in which
+case it is first moved there slowly.
 
 Exit codes: 0 done, 2 configuration, 3 not at the start pose, 4 aborted (the
 arm did not follow, or a subscriber never came or left during the run), 5 the robot's joint states
@@ -58,7 +60,8 @@ from ..parameters import ParameterError, check_choice, check_positive
 from ..robots.model import load_robot
 from ._diagnostic_rules import excitation_report
 from ._diagnostics import NodeDiagnostics
-from ._excitation_parameters import EXCITATION_PARAMETERS, interface_robot_problem, run_robot
+from ._excitation_parameters import (EXCITATION_PARAMETERS, interface_robot_problem,
+                                     interface_speed_problem, run_robot)
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, run_node
 from ._trajectory_msgs import joint_order, message_from_arrays
@@ -325,7 +328,8 @@ class ExcitationNode(Node):
             return True
         if self._interface_status is None:
             return False
-        problem = interface_robot_problem(self._interface_status, self._robot_name, topic)
+        problem = (interface_robot_problem(self._interface_status, self._robot_name, topic)
+                   or interface_speed_problem(self._interface_status, self.streamer.trajectory, self._names, topic))
         if problem is not None:
             raise ParameterError(problem)
         return True

@@ -7,7 +7,8 @@ Publishes
   /target_moment                             sensor_msgs/JointState  effort = controller model torque, Nm
   /force_torque_sensor_broadcaster/wrench    geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
   ~/command                                  sensor_msgs/JointState, what the loop sent the robot each cycle
-  ~/status                                   std_msgs/String, JSON: robot, state, connected, modes, watchdog, fault,
+  ~/status                                   std_msgs/String, JSON: robot, velocity_limits_rad_s (x velocity_scale),
+                                             state, connected, modes, watchdog, fault,
                                              loop timing, real_time_factor (robot seconds per wall second),
                                              robot_time_s (robot clock, s) and stamp_offset_s (message stamp =
                                              robot_time_s + stamp_offset_s)
@@ -192,7 +193,7 @@ class UrInterfaceNode(Node):
     def _goal(self, msg, joint_names):
         """The message's goal, refused up front when it plans faster than the limits (velocity_scale included)."""
         goal = goal_from_message(msg, joint_names)
-        check_goal_speed(goal, self.config.limits.velocity_rad_s)
+        check_goal_speed(goal, self.config.limits.velocity_rad_s, self.config.joint_names)
         return goal
 
     def _not_ready_reason(self) -> str | None:
@@ -351,7 +352,9 @@ class UrInterfaceNode(Node):
         status["robot_time_s"] = None if latest is None else round(latest.timestamp_s, 4)
         status["stamp_offset_s"] = self._topics.clock_offset_s
         status["pid"] = os.getpid()
-        status["robot"] = self.config.robot_name  # the excitation node refuses a trajectory for another arm
+        # the excitation node refuses a trajectory for another arm, or one faster than these limits, before moving
+        status["robot"] = self.config.robot_name
+        status["velocity_limits_rad_s"] = [round(float(v), 5) for v in self.config.limits.velocity_rad_s]
         return status
 
     def _publish_status(self, event: str | None = None) -> None:

@@ -56,3 +56,51 @@ def test_check_refuses_and_names_the_violation(tmp_path, capsys):
     assert main(["excite", "check", str(path), "--robot", "ur99"]) == 1
     assert "unknown robot" in capsys.readouterr().err
     assert main(["excite", "check", str(tmp_path / "none.yaml"), "--robot", "ur3"]) == 1
+
+
+def test_plan_out_never_replaces_a_bag_or_a_model_and_a_low_rate_is_refused(tmp_path, capsys):
+    model = tmp_path / "model.yaml"
+    model.write_text("schema: robot_dynamics_id/model/1\n")
+    bag = tmp_path / "bag"
+    bag.mkdir()
+    (bag / "metadata.yaml").write_text("rosbag2_bagfile_information: {}\n")
+    base = ["excite", "plan", "--kind", "prbs", "--duration", "18", "--prbs-register-bits", "4"]
+    for target, phrase in ((model, "exists and is not an earlier trajectory file"),
+                           (bag / "metadata.yaml", "points into the bag"), (bag / "x.yaml", "points into the bag")):
+        assert main([*base, "--out", str(target)]) == 1
+        assert phrase in capsys.readouterr().err, target
+    assert model.read_text() == "schema: robot_dynamics_id/model/1\n"
+    assert sorted(p.name for p in bag.iterdir()) == ["metadata.yaml"]
+    for rate in ("5", "0"):  # 0 was silently the default
+        assert main([*base, "--rate", rate, "--out", str(tmp_path / "r.yaml")]) == 1
+        assert "plan at the robot's rate" in capsys.readouterr().err
+    assert not (tmp_path / "r.yaml").exists()
+
+
+def test_a_sparse_file_and_a_poor_condition_number_are_judged_as_identify_will(tmp_path, capsys):
+    t = np.arange(0, 4.0 + 1e-9, 0.2)  # 5 Hz: a trajectory controller leaves the limits between the samples
+    home = np.array([0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0])
+    q = np.tile(home, (t.size, 1))
+    q[:, 2] += 0.2 * (1 - np.cos(np.pi * t / 2))
+    sparse = tmp_path / "sparse.yaml"
+    sparse.write_text(yaml.safe_dump({"robot": "ur3", "samples": {
+        "time_s": t.tolist(), "position_rad": q.tolist(), "velocity_rad_s": np.zeros_like(q).tolist(),
+        "acceleration_rad_s2": np.zeros_like(q).tolist()}}))
+    assert main(["excite", "check", str(sparse), "--no-rest"]) == 1
+    err = capsys.readouterr().err
+    assert "rate violation" in err and "sampled at 5 Hz, below 50 Hz" in err
+    # one joint moving: the base regressor is nearly singular (identify: doubtful above 1000)
+    t = np.arange(0, 4.0 + 1e-9, 0.008)
+    q = np.tile(home, (t.size, 1))
+    q[:, 2] += 0.2 * (1 - np.cos(np.pi * t / 2))
+    qd = np.zeros_like(q)
+    qd[:, 2] = 0.2 * np.pi / 2 * np.sin(np.pi * t / 2)
+    one = tmp_path / "one_joint.yaml"
+    one.write_text(yaml.safe_dump({"robot": "ur3", "samples": {
+        "time_s": t.tolist(), "position_rad": q.tolist(), "velocity_rad_s": qd.tolist(),
+        "acceleration_rad_s2": np.gradient(qd, t, axis=0).tolist()}}))
+    assert main(["excite", "check", str(one), "--no-rest"]) == 3
+    captured = capsys.readouterr()
+    assert "OK" in captured.out and "DOUBTFUL: condition number" in captured.err
+    assert main(["excite", "check", str(one), "--no-rest", "--robot", "ur5e"]) in (1, 3)
+    assert "was planned for ur3; checked against ur5e's limits" in capsys.readouterr().err

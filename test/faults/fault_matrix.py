@@ -106,7 +106,13 @@ FAULTS: tuple[Fault, ...] = (
           "start ur_interface with this arm's parameter file (config:=…) …\"",
           "the robot interface runs a ur3 (/ur_interface/status), but this trajectory is for ur3e",
           "nothing sent, the arm at rest", 2,
-          "test/faults/test_fault_acceptance.py::test_an_interface_running_another_arm_is_sent_nothing"),
+          "test/faults/test_fault_acceptance.py::test_an_interface_of_another_arm_or_lower_limits_gets_nothing"),
+    Fault("trajectory_faster_than_interface", "compatibility",
+          "an excitation faster than ur_interface's limits x its velocity_scale (a new arm started at 0.25)",
+          "one line before the move to the start: \"the robot interface (/ur_interface/status) would refuse this "
+          "trajectory: the trajectory needs … rad/s on <joint name>, above its limit here …\"",
+          "would refuse this trajectory: the trajectory needs", "nothing sent, the arm at rest", 2,
+          "test/faults/test_fault_acceptance.py::test_an_interface_of_another_arm_or_lower_limits_gets_nothing"),
     Fault("trajectory_without_robot", "compatibility",
           "a trajectory file that does not say which robot it was planned for (older or hand-written)",
           "a warning: \"does not say which robot it was planned for … only checked against the ur3 limits\"; "

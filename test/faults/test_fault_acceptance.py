@@ -221,9 +221,10 @@ def test_a_model_or_trajectory_for_another_robot_is_refused(tmp_path):
         assert proc.stop() == 6, proc.log()  # it was waiting for the robot: cancelled before it started
 
 
-def test_an_interface_running_another_arm_is_sent_nothing(tmp_path):
+def test_an_interface_of_another_arm_or_lower_limits_gets_nothing(tmp_path):
     expect = row("trajectory_for_another_interface")
-    robot = _ur_interface_sim(tmp_path / "robot")  # config/ur3.yaml: robot ur3
+    # config/ur3.yaml: robot ur3; velocity_scale 0.05: 0.157 rad/s on the big joints, below the plan's 0.2 rad/s
+    robot = _ur_interface_sim(tmp_path / "robot", "velocity_scale:=0.05")
     try:
         assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
         assert "a real ur3 is a CB3 (125 Hz, no torque); set rate_hz: 125" in robot.log()  # what the sim allows
@@ -233,6 +234,13 @@ def test_an_interface_running_another_arm_is_sent_nothing(tmp_path):
         assert proc.popen.returncode == expect.exit and expect.phrase in proc.log(), proc.log()
         assert "config:=" in proc.log() and " sent " not in proc.log(), proc.log()
         assert "trajectory 1" not in robot.log(), robot.log()  # no goal reached the robot loop
+        expect = row("trajectory_faster_than_interface")
+        fast = tmp_path / "fast"
+        fast.mkdir()
+        proc = _excitation_node(fast, _excitation_file(fast / "ur3.yaml", "ur3"), "move_to_start:=true")
+        proc.popen.wait(60)
+        assert proc.popen.returncode == expect.exit and expect.phrase in proc.log(), proc.log()
+        assert "moving slowly" not in proc.log() and "trajectory 1" not in robot.log(), proc.log()
     finally:
         assert robot.stop() == 0, robot.log()
 

@@ -36,3 +36,21 @@ def test_the_interface_status_must_name_the_same_arm():
     assert problem is not None
     assert "runs a ur3 (/ur_interface/status), but this trajectory is for ur10" in problem
     assert "config:=" in problem and "rdi excite plan --robot ur3" in problem
+
+
+def test_a_trajectory_faster_than_the_interfaces_scaled_limits_is_refused_before_the_arm_moves():
+    """The review: ur_interface at velocity_scale 0.25 refused the plan only after the slow move to its start."""
+    from robot_dynamics_id.excitation.prbs import UR_HOME_POSITION_RAD, PrbsSinusoidSchedule
+    from robot_dynamics_id.nodes._excitation_parameters import interface_speed_problem
+    from robot_dynamics_id.robots.model import load_robot
+
+    names = load_robot("ur3").joint_names
+    plan = PrbsSinusoidSchedule(duration_s=8.0, start_position_rad=UR_HOME_POSITION_RAD, sinusoid_amplitude_rad=0.2,
+                                prbs_velocity_rad_s=0.4, prbs_register_bits=3, seed=3).to_trajectory(rate_hz=125.0)
+    topic = "/ur_interface/status"
+    assert interface_speed_problem({"velocity_limits_rad_s": [3.14] * 6}, plan, names, topic) is None
+    assert interface_speed_problem({"robot": "ur3"}, plan, names, topic) is None  # an interface that does not say
+    problem = interface_speed_problem({"velocity_limits_rad_s": [0.1] * 6}, plan, names, topic)
+    assert problem is not None and problem.startswith("the robot interface (/ur_interface/status) would refuse")
+    assert any(f"rad/s on {name}, above its limit here 0.1 rad/s" in problem for name in names), problem
+    assert "rdi excite plan --velocity-scale" in problem and "raise velocity_scale" in problem

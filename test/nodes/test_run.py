@@ -48,3 +48,13 @@ def test_a_signal_during_a_callback_lets_the_callback_finish_then_stops_cleanly(
         result = _run(name)
         assert result.returncode == 0, result.stderr
         assert "steps: begin+end" in result.stdout, (name, result.stdout, result.stderr)
+
+
+def test_help_answers_and_never_starts_the_node(tmp_path):
+    """`torque_logger --help` used to start recording (a 722 MB bag of an idle robot in 24 min)."""
+    result = subprocess.run([sys.executable, "-m", "robot_dynamics_id.nodes.torque_logger", "--help"],
+                            env=loopback_environment(), capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "usage: ros2 run robot_dynamics_id torque_logger --ros-args" in result.stdout
+    assert "rdi params torque_logger" in result.stdout
+    assert list(tmp_path.iterdir()) == []  # no bags/ folder: nothing was recorded
