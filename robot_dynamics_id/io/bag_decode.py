@@ -393,7 +393,7 @@ def read_bag(
             raise BagReadError(f"bag {path} is empty: it holds 0 messages (topics: {bag.describe_topics()}). "
                                "The recording did not receive any data; check that the robot interface was publishing")
 
-        def check(topic: str, expected: str, field_name: str, required: bool) -> bool:
+        def check(topic: str, expected: str, field_name: str, required: bool, *, quiet_if_empty: bool = False) -> bool:
             if topic not in present:
                 if required or field_name in require:
                     raise BagReadError(
@@ -410,7 +410,8 @@ def read_bag(
                 if required or field_name in require:
                     raise BagReadError(f"bag {path}: topic {topic} has no messages (needed for {field_name}); "
                                        f"the bag has: {bag.describe_topics()}")
-                warnings.append(f"{topic} has no messages: no {field_name}")
+                if not quiet_if_empty:
+                    warnings.append(f"{topic} has no messages: no {field_name}")
                 return False
             return True
 
@@ -442,7 +443,9 @@ def read_bag(
                 used["tcp_wrench"] = topics.wrench
         for name, topic in (("velocity_command_rad_s", topics.velocity_commands),
                             ("effort_command_nm", topics.effort_commands)):
-            if topic and check(topic, FLOAT64_MULTI_ARRAY, name, False):
+            # a recorder subscribes both command topics; the interface used fills one or none (trajectory
+            # interface): an empty one is the normal case, not worth a warning on every identification
+            if topic and check(topic, FLOAT64_MULTI_ARRAY, name, False, quiet_if_empty=True):
                 series = _decode_joint_vector(bag, JointVectorTopic(topic, FLOAT64_MULTI_ARRAY, "data"),
                                               matcher, warnings)
                 if series is not None:

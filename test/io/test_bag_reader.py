@@ -169,6 +169,23 @@ def test_stamped_signals_are_interpolated_and_commands_held(tmp_path: Path) -> N
     np.testing.assert_array_equal(cmd, expected)
 
 
+def test_empty_command_topics_are_normal_not_a_warning(tmp_path: Path) -> None:
+    """torque_logger subscribes both command topics; the trajectory interface fills neither."""
+    with BagWriter(tmp_path / "b") as bag:
+        for topic, t in (("/joint_states", "sensor_msgs/msg/JointState"),
+                         ("/motor_currents", "sensor_msgs/msg/JointState"),
+                         ("/forward_velocity_controller/commands", "std_msgs/msg/Float64MultiArray"),
+                         ("/forward_effort_controller/commands", "std_msgs/msg/Float64MultiArray")):
+            bag.add_topic(topic, t)
+        for k in range(20):
+            stamp = 5 * 10**9 + k * 2_000_000
+            bag.write("/joint_states", stamp, joint_state(stamp, JOINT_NAMES, np.full(6, k), np.zeros(6)))
+            bag.write("/motor_currents", stamp, joint_state(stamp, JOINT_NAMES, effort=np.full(6, 1.0)))
+    rec = read_bag(tmp_path / "b")
+    assert rec.velocity_command_rad_s is None and rec.n_samples == 20
+    assert not any("has no messages" in w for w in rec.warnings), rec.warnings
+
+
 def _nan_bag(path: Path) -> None:
     with BagWriter(path) as bag:
         bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
