@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 
 from ..io.model_file import DynamicModel, plain_for_yaml
-from ..io.payload_file import PAYLOAD_SCHEMA, load_payload_file
+from ..io.payload_file import DOUBTFUL_WARNINGS, PAYLOAD_SCHEMA, load_payload_file
 from ..robots.model import load_robot, same_robot
 from .data_checks import check_joint_count
 from .job import JobCancelled, ReadOptions
@@ -36,10 +36,9 @@ from .torque_source import TorqueSourceError, select_torque, torque_holdings
 
 __all__ = ["arm_torque_source", "run_payload"]
 
-#: Warnings that make a payload estimate doubtful (rdi payload then exits 3); others are advice. The payload file
-#: reader (io/payload_file.py) knows the same beginnings.
-DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain", "the mass exceeds", "the mass is below",
-            "the recorded TCP pose")
+#: Warnings that make a payload estimate doubtful (rdi payload then exits 3); others are advice. One list, defined
+#: beside the payload file reader, which flags the same warnings when it reads the file back.
+DOUBTFUL = DOUBTFUL_WARNINGS
 #: a mass below this fraction of the robot's rated payload is what an arm model's own errors make with nothing
 #: mounted (a UR3 model, an empty flange: 6.5 g), not a payload to set
 NOTHING_MOUNTED_FRACTION = 0.01

@@ -31,14 +31,14 @@ from ..dynamics.payload import payload_parameters, tool_to_joint_transform
 from ..robots.model import same_robot
 from .model_file import DynamicModel
 
-__all__ = ["PAYLOAD_SCHEMA", "FlangePayload", "PayloadFileError", "load_payload_file", "model_with_payload",
-           "payload_notes"]
+__all__ = ["DOUBTFUL_WARNINGS", "PAYLOAD_SCHEMA", "FlangePayload", "PayloadFileError", "load_payload_file",
+           "model_with_payload", "payload_notes"]
 
 PAYLOAD_SCHEMA = "robot_dynamics_id/payload/1"
 
-#: warnings of ``rdi payload`` that make an estimate doubtful (identification/payload_job.DOUBTFUL)
-_DOUBTFUL = ("the centre of mass is uncertain", "the mass is uncertain", "the mass exceeds", "the mass is below",
-             "the recorded TCP pose")
+#: beginnings of the ``rdi payload`` warnings that make an estimate doubtful (identification/payload_job uses them)
+DOUBTFUL_WARNINGS = ("the centre of mass is uncertain", "the mass is uncertain", "the mass exceeds",
+                     "the mass is below", "the recorded TCP pose")
 _COMPONENTS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 
 
@@ -114,7 +114,7 @@ def load_payload_file(path: str | Path) -> FlangePayload:
     return FlangePayload(
         mass_kg=mass, com_m=com, inertia_about_com_kgm2=inertia if determined else np.zeros((3, 3)),
         frame=str(doc.get("frame", "tool0")), inertia_used=bool(determined),
-        doubtful=tuple(w for w in warnings if w.startswith(_DOUBTFUL)),
+        doubtful=tuple(w for w in warnings if w.startswith(DOUBTFUL_WARNINGS)),
         robot=provenance.get("robot"), arm_model=provenance.get("arm_model"), source=source)
 
 

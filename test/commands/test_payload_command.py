@@ -133,7 +133,7 @@ def test_a_mass_beyond_the_rating_or_of_an_empty_flange_and_another_arms_pose_ar
     from types import SimpleNamespace
 
     from robot_dynamics_id.identification.payload_job import DOUBTFUL, _arm_checks
-    from robot_dynamics_id.io.payload_file import _DOUBTFUL
+    from robot_dynamics_id.io.payload_file import DOUBTFUL_WARNINGS
     from robot_dynamics_id.robots.model import load_robot
 
     ur3, still = load_robot("ur3"), SimpleNamespace(tcp_pose=None)
@@ -149,4 +149,4 @@ def test_a_mass_beyond_the_rating_or_of_an_empty_flange_and_another_arms_pose_ar
     pose = np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
     (other,) = _arm_checks(SimpleNamespace(mass_kg=1.3), ur3, SimpleNamespace(q_rad=q, tcp_pose=pose))
     assert other.startswith(DOUBTFUL) and "the recorded TCP pose is ur5e's, not ur3's" in other
-    assert DOUBTFUL == _DOUBTFUL  # the payload file reader knows every doubtful warning
+    assert DOUBTFUL == DOUBTFUL_WARNINGS  # the payload file reader knows every doubtful warning
