@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from ..progress import ProgressReporter
 
 COMMAND = "excite"
@@ -143,7 +145,61 @@ def _plan_rate(args: argparse.Namespace, robot) -> float:
     if not rate >= MIN_RATE_HZ:
         raise ValueError(f"--rate {args.rate:g}: plan at the robot's rate (125 Hz CB3, 500 Hz e-Series), at least "
                          f"{MIN_RATE_HZ:g} Hz (between sparser samples a trajectory controller leaves the limits)")
+    if rate > robot_rate_hz(robot):
+        print(f"note: --rate {rate:g} Hz is above the {robot.name}'s controller rate ({robot_rate_hz(robot):g} Hz, "
+              "RTDE): a real arm takes the samples at its own rate (the simulated one may run faster)",
+              file=sys.stderr)
     return rate
+
+
+def _upright_height_m(robot) -> float:
+    """Height of the tool frame with the arm pointing straight up (the UR zero pose with the shoulder at -pi/2)."""
+    q = np.zeros(robot.n_joints)
+    if robot.n_joints > 1:
+        q[1] = -np.pi / 2
+    return float(robot.tool_poses(q)[1][0, 2])
+
+
+def _unit_problem(args: argparse.Namespace, robot) -> str | None:
+    """The first plan option whose value only makes sense in another unit (degrees for rad, mm for m), or None.
+
+    Each of these values would otherwise fail later with a message about a consequence (no feasible start, the PRBS
+    clock) instead of the unit. Bounds: a joint turns at most one turn either way; the PRBS level is a joint speed.
+    """
+    turn = 2 * np.pi
+    if not 0 < args.position_range <= turn:
+        return (f"--position-range {args.position_range:g}: a range about the centre pose in rad, at most one turn "
+                f"(2*pi); {args.position_range:g} degrees is {np.radians(args.position_range):.4g} rad")
+    if args.pose is not None:
+        try:
+            pose = np.array([float(v) for v in args.pose.replace(" ", "").split(",")])
+        except ValueError:
+            return f"--pose {args.pose!r}: give {robot.n_joints} comma-separated joint angles in rad"
+        if pose.size != robot.n_joints:
+            return f"--pose {args.pose!r}: {pose.size} values for {robot.n_joints} joints, in rad"
+        beyond = np.flatnonzero(np.abs(pose) > robot.position_limit_rad)
+        if beyond.size:
+            j = int(beyond[0])
+            return (f"--pose: {robot.joint_names[j]} {pose[j]:g} is beyond its limit "
+                    f"±{robot.position_limit_rad[j]:.4g} rad; the unit is rad (in degrees, this pose is "
+                    f"--pose {','.join(f'{v:.4g}' for v in np.radians(pose))})")
+    slowest = float(np.min(robot.velocity_limit_rad_s))
+    if args.kind == "prbs" and args.prbs_velocity > slowest:
+        return (f"--prbs-velocity {args.prbs_velocity:g} rad/s is above the slowest joint's limit {slowest:.4g} rad/s "
+                f"({robot.name}); the unit is rad/s ({args.prbs_velocity:g} deg/s is "
+                f"{np.radians(args.prbs_velocity):.4g} rad/s)")
+    if args.kind == "prbs" and not 0 < args.amplitude <= np.pi:
+        return (f"--amplitude {args.amplitude:g}: a sinusoid amplitude in rad, at most pi; {args.amplitude:g} "
+                f"degrees is {np.radians(args.amplitude):.4g} rad")
+    return _table_problem(args, robot)
+
+
+def _table_problem(args: argparse.Namespace, robot) -> str | None:
+    if args.no_table or args.table_height < _upright_height_m(robot):
+        return None
+    return (f"--table-height {args.table_height:g} m is above the {robot.name}'s tool held straight up "
+            f"({_upright_height_m(robot):.3g} m); the unit is m ({args.table_height:g} mm is "
+            f"{args.table_height / 1000:.4g} m)")
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -154,6 +210,9 @@ def _plan(args: argparse.Namespace) -> int:
     from ..robots import load_robot
 
     robot = load_robot(args.robot)
+    problem = _unit_problem(args, robot)
+    if problem:
+        raise ValueError(problem)
     rate = _plan_rate(args, robot)
     args.out = _checked_out(args.out)
     table = None if args.no_table else args.table_height
@@ -251,6 +310,8 @@ def _check(args: argparse.Namespace) -> int:
     if not robot_name:
         raise ValueError(f"{args.file} names no robot; pass --robot (e.g. --robot ur3)")
     robot = load_robot(robot_name)
+    if _table_problem(args, robot):
+        raise ValueError(_table_problem(args, robot))
     limits = ExcitationLimits.from_robot(robot, safety_factor=args.safety_factor, velocity_scale=args.velocity_scale,
                                          acceleration_scale=args.acceleration_scale,
                                          table_height_m=None if args.no_table else args.table_height)

@@ -106,3 +106,13 @@ def interface_robot_problem(status: dict, robot: str, topic: str) -> str | None:
     return (f"the robot interface runs a {theirs} ({topic}), but this trajectory is for {robot}: start "
             f"ur_interface with this arm's parameter file (config:=, its 'robot: {robot}'), or plan for the "
             f"{theirs} (rdi excite plan --robot {theirs})")
+
+
+def interface_rate_note(status: dict, rate_hz: float, command_interface: str) -> str | None:
+    """A warning when velocity commands are streamed faster than the robot interface's loop takes them (a CB3 at
+    125 Hz): the extra commands are only replaced before use, at this process's CPU cost. None otherwise."""
+    theirs = status.get("rate_hz")
+    if command_interface != "velocity" or not isinstance(theirs, (int, float)) or rate_hz <= 1.01 * theirs:
+        return None
+    return (f"streaming velocity commands at {rate_hz:g} Hz to a robot interface that runs at {theirs:g} Hz: "
+            f"set rate_hz: {theirs:g} (the robot uses one command per cycle)")

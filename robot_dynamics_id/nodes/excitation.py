@@ -60,7 +60,7 @@ from ..parameters import ParameterError, check_choice, check_positive
 from ..robots.model import load_robot
 from ._diagnostic_rules import excitation_report
 from ._diagnostics import NodeDiagnostics
-from ._excitation_parameters import (EXCITATION_PARAMETERS, interface_robot_problem,
+from ._excitation_parameters import (EXCITATION_PARAMETERS, interface_rate_note, interface_robot_problem,
                                      interface_speed_problem, run_robot)
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, run_node
@@ -185,6 +185,7 @@ class ExcitationNode(Node):
                                                       _COMMAND_PUBLISH_QOS)
         self._interface_status_topic = p["interface_status_topic"]
         self._interface_status: dict | None = None  # ur_interface's newest ~/status: which robot it runs
+        self._rate_noted = False  # warned once that velocity commands outpace the interface (a CB3 at 125 Hz)
         if self._interface_status_topic:
             self.create_subscription(String, self._interface_status_topic, self._on_interface_status, _STATE_QOS)
         self._progress_pub = self.create_publisher(String, "/excitation/progress", _STATE_QOS)
@@ -332,6 +333,10 @@ class ExcitationNode(Node):
                    or interface_speed_problem(self._interface_status, self.streamer.trajectory, self._names, topic))
         if problem is not None:
             raise ParameterError(problem)
+        note = interface_rate_note(self._interface_status, self.rate_hz, self._interface)
+        if note and not self._rate_noted:
+            self._rate_noted = True
+            self.get_logger().warning(note)
         return True
 
     def _wait_for_start(self) -> bool:

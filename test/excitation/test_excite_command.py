@@ -104,3 +104,29 @@ def test_a_sparse_file_and_a_poor_condition_number_are_judged_as_identify_will(t
     assert "OK" in captured.out and "DOUBTFUL: condition number" in captured.err
     assert main(["excite", "check", str(one), "--no-rest", "--robot", "ur5e"]) in (1, 3)
     assert "was planned for ur3; checked against ur5e's limits" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, phrase", [
+    (["--position-range", "90"], "90 degrees is 1.571 rad"),
+    (["--kind", "payload", "--pose", "0,-90,90,-90,-90,0"], "this pose is --pose 0,-1.571,1.571,-1.571,-1.571,0"),
+    (["--kind", "payload", "--pose", "0,-1.57"], "2 values for 6 joints, in rad"),
+    (["--kind", "prbs", "--prbs-velocity", "30"], "30 deg/s is 0.5236 rad/s"),
+    (["--kind", "prbs", "--amplitude", "30"], "30 degrees is 0.5236 rad"),
+    (["--table-height", "50"], "the unit is m (50 mm is 0.05 m)"),
+])
+def test_plan_names_a_value_in_degrees_or_mm_before_planning(tmp_path, capsys, options, phrase):
+    out = tmp_path / "t.yaml"
+    assert main(["excite", "plan", "--robot", "ur5e", "--duration", "10", "--out", str(out), *options]) == 1
+    err = capsys.readouterr().err
+    assert phrase in err and "optimis" not in err, err
+    assert not out.exists()
+
+
+def test_check_names_a_table_height_in_mm_and_plan_notes_a_cb3_rate(tmp_path, capsys):
+    out = tmp_path / "prbs.yaml"
+    base = ["excite", "plan", "--robot", "ur3", "--kind", "prbs", "--duration", "18", "--prbs-register-bits", "4"]
+    assert main([*base, "--rate", "500", "--out", str(out)]) == 0
+    assert "above the ur3's controller rate (125 Hz, RTDE)" in capsys.readouterr().err
+    assert main(["excite", "check", str(out), "--table-height", "50"]) == 1
+    assert "50 mm is 0.05 m" in capsys.readouterr().err
+    assert main(["excite", "check", str(out)]) == 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from robot_dynamics_id.nodes._excitation_parameters import EXCITATION_PARAMETERS, interface_robot_problem, run_robot
+from robot_dynamics_id.nodes._excitation_parameters import (EXCITATION_PARAMETERS, interface_rate_note,
+                                                            interface_robot_problem, run_robot)
 from robot_dynamics_id.parameters import ParameterError
 
 
@@ -54,3 +55,12 @@ def test_a_trajectory_faster_than_the_interfaces_scaled_limits_is_refused_before
     assert problem is not None and problem.startswith("the robot interface (/ur_interface/status) would refuse")
     assert any(f"rad/s on {name}, above its limit here 0.1 rad/s" in problem for name in names), problem
     assert "rdi excite plan --velocity-scale" in problem and "raise velocity_scale" in problem
+
+
+def test_velocity_commands_faster_than_the_interface_loop_are_warned_about_once_named():
+    cb3 = {"robot": "ur10", "rate_hz": 125.0}
+    note = interface_rate_note(cb3, 500.0, "velocity")
+    assert note is not None and "at 500 Hz" in note and "set rate_hz: 125" in note
+    assert interface_rate_note(cb3, 125.0, "velocity") is None
+    assert interface_rate_note(cb3, 500.0, "trajectory") is None  # executed in the robot loop at its own rate
+    assert interface_rate_note({"robot": "ur10"}, 500.0, "velocity") is None  # an interface that does not say
