@@ -35,6 +35,7 @@ from ..identification.job import EXIT_DOUBTFUL, JOINT_STATES_EFFORT, METHODS, TO
 from ..identification.metrics import MOVING_THRESHOLD_RAD_S
 from ..identification.torque_source import TORQUE_SOURCE_RULE
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from ._identifier_words import as_node_parameters
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, run_node
 
@@ -213,12 +214,14 @@ class IdentifierNode(Node):
             return
         except Exception as exc:  # noqa: BLE001 - any failure must end the node (exit 1), never leave it spinning
             known = isinstance(exc, (ValueError, OSError, RuntimeError))
-            text = str(exc) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
+            text = as_node_parameters(str(exc)) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
             self.get_logger().error(f"identification failed: {text}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": text})))
             self.exit_code = 1
             return
         fits = ", ".join(f"{v:.1f}" for v in summary["fit_percent"])
+        for key in ("warnings", "problems"):  # in the words of this node's parameters (the result too)
+            summary[key] = [as_node_parameters(text) for text in summary[key]]
         for warning in summary["warnings"]:
             self.get_logger().warning(warning)
         self.get_logger().info(f"model written to {summary['model']}; fit per joint (%): {fits}; physically "
@@ -249,12 +252,13 @@ class IdentifierNode(Node):
             return
         except Exception as exc:  # noqa: BLE001 - any failure must end the node (exit 1), never leave it spinning
             known = isinstance(exc, (ValueError, OSError, RuntimeError))
-            text = str(exc) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
+            text = as_node_parameters(str(exc)) if known else f"{type(exc).__name__}: {exc} (a bug: please report it)"
             self.get_logger().error(f"payload identification failed: {text}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "failed", "error": text})))
             self.exit_code = 1
             return
-        for warning in estimate.warnings:
+        warnings = [as_node_parameters(text) for text in estimate.warnings]
+        for warning in warnings:
             self.get_logger().warning(warning)
         self.get_logger().info(f"payload written to {path}: {estimate.mass_kg:.3f} kg, CoM "
                                f"{[round(v, 4) for v in estimate.com_m.tolist()]} m in {estimate.frame}")
@@ -264,7 +268,7 @@ class IdentifierNode(Node):
                                                          "payload": str(path),
                                                          "mass_kg": estimate.mass_kg,
                                                          "com_m": estimate.com_m.tolist(),
-                                                         "warnings": list(estimate.warnings)})))
+                                                         "warnings": warnings})))
         self.exit_code = EXIT_DOUBTFUL if doubtful else 0
 
     @property
