@@ -529,7 +529,12 @@ class RobotLoop:
         if expired:
             self.backend.speed_stop(self.guard.stopping_deceleration())
             self._set_status(state=LoopState.READY, mode="none", watchdog="expired")
-            self._emit("warn", f"watchdog: no command for {self.guard.watchdog_s * 1000:.0f} ms; arm stopped")
+            silent = f"no command for {self.guard.watchdog_s * 1000:.0f} ms"
+            if active is not None and active.kind == "velocity" and not np.any(active.values):
+                # a stream that ended on zero velocity (an excitation's normal finish) is not a fault
+                self._emit("info", f"velocity commands ended at zero ({silent}); idle")
+            else:
+                self._emit("warn", f"watchdog: {silent}; arm stopped")
             return
         if active is None:
             return

@@ -106,6 +106,22 @@ def test_velocity_command_moves_and_watchdog_stops():
     assert not robot.connected
 
 
+def test_a_stream_that_ends_on_zero_velocity_is_not_a_watchdog_warning():
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        for speed in [0.3] * 20 + [0.0] * 20:  # an excitation's finish: ramp out, then zeros, then silence
+            loop.submit_velocity(np.array([speed, 0, 0, 0, 0, 0]))
+            time.sleep(0.01)
+        assert wait_for(lambda: any("ended at zero" in m for _, m in events), timeout=1.0), events
+        # the last word is info (a stall of this test's own sender mid-stream, on a loaded machine, would be a warning)
+        assert events[-1] == ("info", "velocity commands ended at zero (no command for 40 ms); idle"), events
+    finally:
+        loop.stop()
+
+
 def test_nan_command_is_refused_and_stops_the_arm():
     robot = FakeRobot()
     loop, events = make_loop(robot)
