@@ -309,7 +309,8 @@ class OperationalSpaceController:
         (P2 polishing). Only the force-controlled axes of ``motion_axes`` are used.
         ``start_contact``: in free motion, the next :meth:`step` begins the contact sequence
         (:meth:`start_approach` at that step's time), so the force is regulated once in contact.
-        Raises ValueError for NaN/inf or a force/moment above ``max_force_n``/``max_moment_nm``.
+        Raises ValueError for NaN/inf, a negative normal force (a pull) or a force/moment above
+        ``max_force_n``/``max_moment_nm``.
         """
         if wrench_task is None:
             if normal_force_n is None:
@@ -320,6 +321,10 @@ class OperationalSpaceController:
         if w.shape != (6,) or not np.all(np.isfinite(w)):
             raise ValueError(f"force target must be finite (6-vector [N, Nm]), got {w!r}")
         cfg = self.config
+        if w[2] < 0 and self._force_mask[2]:
+            # contact is made and held by pushing along the tool's z; a pull has no surface to act on
+            raise ValueError(f"normal force target {w[2]:g} N is negative: the tool pushes into the surface along "
+                             "its z axis, so give a positive fz (e.g. 10 N)")
         if np.linalg.norm(w[:3]) > cfg.max_force_n:
             raise ValueError(f"force target {np.linalg.norm(w[:3]):.1f} N exceeds the configured limit "
                              f"max_force_n = {cfg.max_force_n} N; lower the target or raise the limit")
@@ -398,10 +403,13 @@ class OperationalSpaceController:
         self._wrench_source.measure(sig, wrench_base, current_a)
         normal_force = self._tip_wrench(sig)
         if float(sig.w_tip[:3] @ sig.w_tip[:3]) > self._force_stop_sq:
+            free = self.stages.stage is ContactStage.FREE
+            advice = ("in free motion: a collision, or (sensorless) a force estimate off from a model or tool of "
+                      "another arm or an arm that lags its commands" if free else
+                      "Approach slower, lower the force target, or raise max_force_n if the tool and the part take it")
             raise ContactForceExceeded(
                 f"contact force {float(np.linalg.norm(sig.w_tip[:3])):.1f} N exceeds {CONTACT_FORCE_STOP_FACTOR:g} x "
-                f"max_force_n = {self.config.max_force_n:g} N: stop the arm. Approach slower, lower the force "
-                "target, or raise max_force_n if the tool and the part take it")
+                f"max_force_n = {self.config.max_force_n:g} N: stop the arm. {advice}")
         started = None
         if self._contact_requested:
             self._contact_requested = False

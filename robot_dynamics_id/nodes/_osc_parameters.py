@@ -83,6 +83,13 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot_connection", "string", "topics",
                   "direct (open the robot here; the law runs in the robot loop, needed for 500 Hz torque) or topics "
                   "(a separate ur_interface / UR driver node)"),
+    ParameterSpec("interface_status_topic", "string", "/ur_interface/status",
+                  "topics: ur_interface's status; when published, the task starts only once it names the model's "
+                  "arm, and a fault it reports stops the controller (the UR driver has none; empty: do not read)"),
+    ParameterSpec("state_timeout_s", "double", 0.5,
+                  "topics: no new joint state for this long stops the controller (the robot node is gone)", "s"),
+    ParameterSpec("tf_prefix", "string", "",
+                  "topics: prefix of the joint names on /joint_states (UR driver tf_prefix)"),
     ParameterSpec("robot_config_files", "string_array", [],
                   "direct: ur_interface parameter files to configure the robot from (e.g. config/ur3.yaml, "
                   "config/ur3_control.yaml); their ur_interface section is read"),

@@ -8,6 +8,8 @@ Subscribes
   ~/target_frame                           geometry_msgs/PoseStamped: goal of the motion point (base frame), task
                                            external; reached within target_speed_m_s etc. (control/pose_reference.py)
   ~/target_wrench                          geometry_msgs/WrenchStamped: force target at the tool tip (tool axes)
+  /ur_interface/status                     std_msgs/String (topics, interface_status_topic): the robot node's
+                                           arm, rate and faults (_osc_topics.py)
 Publishes
   /forward_effort_controller/commands      std_msgs/Float64MultiArray, Nm (output_mode torque)
   /forward_velocity_controller/commands    std_msgs/Float64MultiArray, rad/s (output_mode velocity)
@@ -33,14 +35,17 @@ Two ways to reach the robot (``robot_connection``):
 * ``topics`` — the node talks to a separate robot node (ur_interface or the
   official UR driver) over the topics above, its loop in its own thread at
   ``rate_hz``. DDS adds latency and jitter to every cycle (in simulation that
-  lost the contact), so contact tasks use ``direct``.
+  lost the contact), so contact tasks use ``direct``. What owning the loop
+  checks in ``direct`` is checked from the topics (_osc_topics.py): the state's
+  age, and ur_interface's arm and faults.
 
 Any error stops the controller (zero torque / a speedJ stop) and it stays
 stopped; so does any robot fault (protective stop, disconnection).
 
 Exit codes: 0 a timed polishing task finished, or an untimed task ended by
 Ctrl-C/SIGTERM; 1 the controller stopped on an error or a robot fault; 2
-configuration (e.g. a model identified for another robot); 6 a timed task
+configuration (e.g. a model identified for another robot, or, topics, a robot
+node running another arm); 6 a timed task
 stopped by a signal before its end.
 """
 
@@ -56,8 +61,7 @@ import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, String
+from std_msgs.msg import Float64, String
 
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
@@ -69,6 +73,7 @@ from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset
                               direct_robot_config, nominal_controller_model, polishing_settings,
                               target_motion_settings, tool_payload)
 from ._osc_state import command_fields, pose_fields, true_force_error
+from ._osc_topics import EXIT_CONFIGURATION, Sample, TopicsRobot
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, freeze_startup_objects, raise_python_threads_priority, run_node
@@ -151,14 +156,11 @@ class OscControllerNode(Node):
         self._names = list(model.joint_names)
         self._p = p
         self._lock = threading.RLock()  # re-entered: the law may stop the task inside a cycle
-        self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
-        self._current: np.ndarray | None = None
-        self._wrench_base: np.ndarray | None = None
-        self._wrench_in_base_axes = True
         self._task = None  # PolishingTask, or the external task's PoseReference
         self._task_t0: float | None = None
         self._goal: tuple[np.ndarray, np.ndarray] | None = None  # a goal that came before the task started
         self._stopped_reason: str | None = None
+        self._error_exit_code = 1  # 2 when the stop was a configuration error found at run time (another arm)
         self._period_errors: list[float] = []
         self._step_times: list[float] = []
         self._timing: dict = {}
@@ -172,6 +174,7 @@ class OscControllerNode(Node):
         self._running = True
         self._robot_loop: RobotLoop | None = None
         self._robot_topics: RobotStateTopics | None = None
+        self._topics: TopicsRobot | None = None
         self._collision_topics = None
 
         self._state_pub = self.create_publisher(String, "~/state", _STATE_QOS)
@@ -181,16 +184,11 @@ class OscControllerNode(Node):
         if self.robot_config is not None:
             self._open_robot(self.robot_config, config)
         else:
-            topic = "/forward_effort_controller/commands" if self.output_mode == "torque" else \
-                "/forward_velocity_controller/commands"
-            self._command_pub = self.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
-            self._stop_pub = self.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
-                                                   _COMMAND_QOS)
-            sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
-            self.create_subscription(JointState, "/joint_states", self._on_joint_state, sensor_qos)
-            self.create_subscription(JointState, "/motor_currents", self._on_current, sensor_qos)
-            self.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", self._on_wrench,
-                                     sensor_qos)
+            self._topics = TopicsRobot(
+                self, [p["tf_prefix"] + n for n in self._names], robot=robot_name, output_mode=self.output_mode,
+                rate_hz=self.rate_hz, needs_wrench=config.force_source.value == "sensor",
+                status_topic=p["interface_status_topic"],
+                state_timeout_s=check_positive("state_timeout_s", p["state_timeout_s"], upper=10.0))
         self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
         self.create_subscription(WrenchStamped, "~/target_wrench", self._on_target_wrench, _COMMAND_QOS)
         # ~/state comes from its own thread, not an executor timer, so its rate does not depend on the
@@ -260,34 +258,6 @@ class OscControllerNode(Node):
         return monitor
 
     # ---- measurements (executor thread) ------------------------------------------------------------
-    def _on_joint_state(self, msg: JointState) -> None:
-        by_name = {n: i for i, n in enumerate(msg.name)}
-        try:
-            idx = [by_name[n] for n in self._names]
-        except KeyError:
-            return
-        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        q = np.array([msg.position[i] for i in idx])
-        qd = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
-        with self._lock:
-            self._joint = (t, q, qd)
-
-    def _on_current(self, msg: JointState) -> None:
-        by_name = {n: i for i, n in enumerate(msg.name)}
-        try:
-            current = np.array([msg.effort[by_name[n]] for n in self._names])
-        except (KeyError, IndexError):
-            return
-        with self._lock:
-            self._current = current
-
-    def _on_wrench(self, msg: WrenchStamped) -> None:
-        f, m = msg.wrench.force, msg.wrench.torque
-        w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
-        with self._lock:
-            self._wrench_base = w
-            self._wrench_in_base_axes = msg.header.frame_id.endswith("base") or msg.header.frame_id == ""
-
     # ---- targets (executor thread) ---------------------------------------------------------------------
     def _on_target_frame(self, msg: PoseStamped) -> None:
         if self.task_kind != "external":
@@ -298,8 +268,9 @@ class OscControllerNode(Node):
         try:
             if not np.all(np.isfinite(quat)) or abs(np.linalg.norm(quat) - 1.0) > 1e-3:
                 raise ValueError(f"orientation quaternion {quat.tolist()} is not a unit quaternion")
+            quat /= np.linalg.norm(quat)  # a quaternion typed to 4 decimals is a rotation within 1e-3
             goal = self.controller.check_motion_target(np.array([p.x, p.y, p.z]),
-                                                       pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix())
+                                                       pin.Quaternion(quat[3], *quat[:3]).toRotationMatrix())
             with self._lock:  # the reference moves to it within the target_* bounds, from the next cycle on
                 if self._task is None:
                     self._goal = goal
@@ -324,11 +295,14 @@ class OscControllerNode(Node):
 
     # ---- control loop thread ---------------------------------------------------------------------------
     def _wait_for_state(self) -> bool:
+        """topics: until the first sample (and ur_interface's status, naming our arm) is here; a robot node that
+        is still connecting is waited for, one running another arm stops the controller (exit 2)."""
         while self._running:
-            with self._lock:
-                ready = self._joint is not None and (self.controller.config.force_source.value == "estimated"
-                                                     or self._wrench_base is not None)
-            if ready:
+            problem = self._topics.problem()
+            if problem is not None and problem[1] == EXIT_CONFIGURATION:
+                self._stop(problem[0], exit_code=EXIT_CONFIGURATION)
+                return False
+            if problem is None and self._topics.ready():
                 return True
             time.sleep(0.01)
         return False
@@ -361,9 +335,9 @@ class OscControllerNode(Node):
             if not self._wait_for_state():
                 return
             period = 1.0 / self.rate_hz
+            sample = self._topics.take()
             with self._lock:
-                t, q, qd = self._joint
-                self._start_task(t, q, qd)
+                self._start_task(sample.t, sample.q, sample.qd)
             deadline = time.monotonic()
             last = None
             duration = float(self._p["polishing_duration_s"])
@@ -372,7 +346,13 @@ class OscControllerNode(Node):
                 if last is not None:
                     self._period_errors.append(abs(now - last - period))
                 last = now
-                self._cycle(duration)
+                problem = self._topics.problem()
+                if problem is not None:
+                    self._stop(problem[0], exit_code=problem[1])
+                    return
+                sample = self._topics.take()
+                if sample is not None:  # a cycle without a new sample sends nothing (ur_interface's watchdog)
+                    self._cycle(sample, duration)
                 deadline += period
                 delay = deadline - time.monotonic()
                 if delay > 0:
@@ -416,15 +396,12 @@ class OscControllerNode(Node):
             error = abs(true_force_error(self._last, self.controller.osm, state))
             self._true_force_error_window_n = max(self._true_force_error_window_n or 0.0, error)
 
-    def _cycle(self, duration: float) -> None:
+    def _cycle(self, sample: Sample, duration: float) -> None:
         with self._lock:
-            t, q, qd = self._joint
-            wrench = None if self._wrench_base is None else self._wrench_base.copy()
-            in_base = self._wrench_in_base_axes
-            current = None if self._current is None else self._current.copy()
-        values = self._control(t, q, qd, wrench, in_base, current, duration)
+            values = self._control(sample.t, sample.q, sample.qd, sample.wrench, sample.wrench_in_base_axes,
+                                   sample.current, duration)
         if values is not None:
-            self._command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+            self._topics.publish(values)
 
     def _control(self, t: float, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray | None, in_base: bool,
                  current: np.ndarray | None, duration: float) -> np.ndarray | None:
@@ -458,10 +435,10 @@ class OscControllerNode(Node):
             self._force_error_window_n = max(self._force_error_window_n or 0.0, error)
         return values
 
-    def _stop(self, reason: str, *, error: bool = True) -> None:
+    def _stop(self, reason: str, *, error: bool = True, exit_code: int = 1) -> None:
         if self._stopped_reason is not None:
             return
-        self._stopped_reason = reason
+        self._stopped_reason, self._error_exit_code = reason, exit_code
         if error:  # separate call sites: rclpy refuses a call site whose severity changes
             self.get_logger().error(f"controller stopped: {reason}")
         else:
@@ -469,11 +446,9 @@ class OscControllerNode(Node):
         try:
             with self._lock:
                 cmd = self.controller.stop()
-            if self._robot_loop is None:  # direct: the next robot cycle stops the arm (CycleCommand stop)
-                if self.output_mode == "torque":
-                    self._command_pub.publish(Float64MultiArray(data=[float(v) for v in cmd.torque_nm]))
-                # ur_interface brings the arm to rest on a zero velocity command (speedJ) in any mode
-                self._stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+            # direct: the next robot cycle stops the arm (CycleCommand stop); topics: once it has commanded
+            if self._topics is not None and self._task_t0 is not None:
+                self._topics.publish_stop(cmd.torque_nm if self.output_mode == "torque" else None)
         finally:
             self._running = False
             self._done.set()
@@ -542,12 +517,13 @@ class OscControllerNode(Node):
 
     @property
     def done(self) -> bool:
-        """The task has ended and exit_when_done is set (run_node then exits with :attr:`exit_code`)."""
-        return self._done.is_set() and bool(self._p["exit_when_done"])
+        """The task has ended and exit_when_done is set, or a configuration error stopped it (run_node then exits
+        with :attr:`exit_code`)."""
+        return self._done.is_set() and (bool(self._p["exit_when_done"]) or self._error_exit_code == EXIT_CONFIGURATION)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self._stopped_reason == "polishing finished" else 1
+        return 0 if self._stopped_reason == "polishing finished" else self._error_exit_code
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:
@@ -569,7 +545,7 @@ class OscControllerNode(Node):
         if reason is None:
             timed = self.task_kind == "polishing" and float(self._p["polishing_duration_s"]) > 0
             return EXIT_CANCELLED if timed else 0
-        return 0 if reason == "polishing finished" else 1
+        return 0 if reason == "polishing finished" else self._error_exit_code
 
     def shutdown(self) -> None:
         """Stop the control loop and leave the arm at rest."""
@@ -584,7 +560,7 @@ class OscControllerNode(Node):
             self._collision_topics.close()
         if self._thread is not None:
             self._thread.join(1.0)
-        publishers = [self._state_pub] + ([self._command_pub, self._stop_pub] if self._robot_loop is None else [])
+        publishers = [self._state_pub] + ([self._topics.command_pub, self._topics.stop_pub] if self._topics else [])
         if self._collision_topics is not None:
             publishers.append(self._collision_topics.event_publisher)
         flush_publishers(publishers)  # the stop commands and the final state reach their subscribers

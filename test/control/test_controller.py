@@ -38,6 +38,8 @@ def test_bad_targets_are_refused_with_clear_messages(model):
         ctl.set_force_target(500.0)
     with pytest.raises(ValueError, match="finite"):
         ctl.set_force_target(float("nan"))
+    with pytest.raises(ValueError, match="-10 N is negative: the tool pushes into the surface"):
+        ctl.set_force_target(wrench_task=[0.0, 0.0, -10.0, 0.0, 0.0, 0.0], start_contact=True)
     with pytest.raises(ValueError, match="no motion target"):
         ctl.step(Q, np.zeros(6), 0.0, wrench_base=np.zeros(6))
     ctl.set_motion_target(here, ctl.osm.rotation)

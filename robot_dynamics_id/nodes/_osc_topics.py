@@ -1,0 +1,192 @@
+"""osc_controller's ``topics`` connection: the robot's state from a separate robot node, and what it must check.
+
+With ``robot_connection: topics`` the law runs in the controller's own thread on the newest sample of
+/joint_states (+ /motor_currents, the wrench) that ur_interface or the UR driver publishes. What ``direct``
+gets from owning the robot loop has to be checked here instead:
+
+* a sample is used once: a cycle without a newer one sends nothing (the law would integrate a stale state
+  again), and no new sample for ``state_timeout_s`` stops the controller: the robot node is gone, and its
+  commands must not wait for it to come back;
+* ur_interface's ``~/status`` (when it is published; the UR driver has none): the task starts only once it
+  names the controller's arm (another arm's kinematics put the tool elsewhere: exit 2), and a fault,
+  protective stop or lost connection it reports stops the controller (exit 1), as a robot fault does in
+  ``direct``; a different loop rate is warned about once;
+* joint states that do not carry the model's joint names are named in a warning (a ``tf_prefix``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from ..robots.model import same_robot
+
+__all__ = ["EXIT_CONFIGURATION", "Sample", "TopicsRobot", "interface_problem"]
+
+EXIT_CONFIGURATION = 2
+_COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+_SENSOR_QOS = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+_STATUS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: ur_interface loop states in which the arm does not follow commands (hardware/robot_loop.LoopState)
+_NOT_FOLLOWING = ("fault", "connecting", "stopped")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One cycle's input: joint state (stamp s, q rad, qd rad/s), wrench (base or tool0 axes), currents (A)."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    wrench: np.ndarray | None
+    wrench_in_base_axes: bool
+    current: np.ndarray | None
+
+
+def interface_problem(status: dict, robot: str, topic: str) -> tuple[str, int] | None:
+    """Why the controller must not (go on) commanding the robot node whose ``~/status`` is ``status``:
+    (reason, exit code), or None."""
+    theirs = status.get("robot")
+    if theirs is not None and not same_robot(str(theirs), robot):
+        return (f"the robot node runs a {theirs} ({topic}), but the controller's model is of a {robot}: give "
+                f"ur_interface this arm's parameter file (config:=), or a model of the {theirs} (model_file)",
+                EXIT_CONFIGURATION)
+    state = status.get("state")
+    if state in _NOT_FOLLOWING or status.get("connected") is False:
+        why = status.get("fault") or f"robot node state {state}"
+        return f"robot fault: {why} ({topic})", 1
+    return None
+
+
+class TopicsRobot:
+    """Subscriptions, command publishers and checks of the ``topics`` connection (all thread-safe)."""
+
+    def __init__(self, node: Node, joint_names: list[str], *, robot: str, output_mode: str, rate_hz: float,
+                 needs_wrench: bool, status_topic: str, state_timeout_s: float) -> None:
+        self._node, self._names, self._robot = node, list(joint_names), robot
+        self._rate_hz, self._needs_wrench = rate_hz, needs_wrench
+        self._status_topic, self._timeout_s = status_topic, state_timeout_s
+        self._lock = threading.Lock()
+        self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._received_at: float | None = None  # monotonic time of the newest joint state
+        self._taken_t: float | None = None  # stamp of the sample last given to the law
+        self._current: np.ndarray | None = None
+        self._wrench: tuple[np.ndarray, bool] | None = None
+        self._status: dict | None = None
+        self._other_names: list[str] | None = None
+        self._warned: set[str] = set()
+        topic = "/forward_effort_controller/commands" if output_mode == "torque" else \
+            "/forward_velocity_controller/commands"
+        self.command_pub = node.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
+        self.stop_pub = node.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands",
+                                              _COMMAND_QOS)
+        node.create_subscription(JointState, "/joint_states", self._on_joint_state, _SENSOR_QOS)
+        node.create_subscription(JointState, "/motor_currents", self._on_current, _SENSOR_QOS)
+        node.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", self._on_wrench,
+                                 _SENSOR_QOS)
+        if status_topic:
+            node.create_subscription(String, status_topic, self._on_status, _STATUS_QOS)
+        if output_mode == "torque":
+            self._warn_once("torque output over topics: the transport's latency and jitter sit inside the torque "
+                            "loop (in simulation it lost the contact); for torque use robot_connection: direct")
+
+    # ---- subscriptions (executor thread) ----------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        by_name = {n: i for i, n in enumerate(msg.name)}
+        try:
+            idx = [by_name[n] for n in self._names]
+        except KeyError:
+            with self._lock:
+                self._other_names = list(msg.name)
+            return
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        q = np.array([msg.position[i] for i in idx])
+        qd = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
+        with self._lock:
+            self._joint, self._received_at = (t, q, qd), time.monotonic()
+
+    def _on_current(self, msg: JointState) -> None:
+        by_name = {n: i for i, n in enumerate(msg.name)}
+        try:
+            current = np.array([msg.effort[by_name[n]] for n in self._names])
+        except (KeyError, IndexError):
+            return
+        with self._lock:
+            self._current = current
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        f, m = msg.wrench.force, msg.wrench.torque
+        in_base = msg.header.frame_id.endswith("base") or msg.header.frame_id == ""
+        with self._lock:
+            self._wrench = (np.array([f.x, f.y, f.z, m.x, m.y, m.z]), in_base)
+
+    def _on_status(self, msg: String) -> None:
+        try:
+            status = json.loads(msg.data)
+        except ValueError:
+            return
+        if isinstance(status, dict):
+            with self._lock:
+                self._status = status
+
+    # ---- control thread ---------------------------------------------------------------------------------
+    def ready(self) -> bool:
+        """The first sample is here (with the wrench when the force comes from the sensor), and ur_interface's
+        status too when it publishes one. Names joint states without our joints once."""
+        with self._lock:
+            joint, wrench, status, others = self._joint, self._wrench, self._status, self._other_names
+        if joint is None and others is not None:
+            self._warn_once(f"/joint_states carries {others}, not the model's joints {self._names}: waiting (a "
+                            "driver started with a tf_prefix needs the same tf_prefix here)")
+        awaiting_status = (status is None and bool(self._status_topic)
+                           and self._node.count_publishers(self._status_topic) > 0)
+        return joint is not None and (wrench is not None or not self._needs_wrench) and not awaiting_status
+
+    def problem(self) -> tuple[str, int] | None:
+        """Why the controller must stop now: (reason, exit code), or None."""
+        with self._lock:
+            received_at, status = self._received_at, self._status
+        if received_at is not None and time.monotonic() - received_at > self._timeout_s:
+            return (f"no joint state for {time.monotonic() - received_at:.2f} s (state_timeout_s "
+                    f"{self._timeout_s:g}): the robot node is gone or stalled", 1)
+        if status is None:
+            return None
+        theirs = status.get("rate_hz")
+        if isinstance(theirs, (int, float)) and abs(theirs - self._rate_hz) > 0.01 * theirs:
+            self._warn_once(f"the controller runs at {self._rate_hz:g} Hz, the robot node at {theirs:g} Hz "
+                            f"({self._status_topic}): set rate_hz: {theirs:g}")
+        return interface_problem(status, self._robot, self._status_topic)
+
+    def take(self) -> Sample | None:
+        """The newest sample if the law has not had it yet, else None."""
+        with self._lock:
+            if self._joint is None or self._joint[0] == self._taken_t:
+                return None
+            t, q, qd = self._joint
+            self._taken_t = t
+            wrench, in_base = (None, True) if self._wrench is None else (self._wrench[0].copy(), self._wrench[1])
+            current = None if self._current is None else self._current.copy()
+        return Sample(t, q, qd, wrench, in_base, current)
+
+    def publish(self, values) -> None:
+        self.command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+
+    def publish_stop(self, torque_nm=None) -> None:
+        """Torque output: the stop torque; always a zero velocity, on which ur_interface brings the arm to rest."""
+        if torque_nm is not None:
+            self.publish(torque_nm)
+        self.stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+
+    def _warn_once(self, text: str) -> None:
+        if text not in self._warned:
+            self._warned.add(text)
+            self._node.get_logger().warning(text)

@@ -1,0 +1,81 @@
+"""osc_controller with ``robot_connection: topics`` beside ur_interface (control.launch.py connection:=topics).
+
+What ``direct`` gets from owning the robot loop, the topics connection checks from the robot node's topics: a
+robot node running another arm gets no command (exit 2), and a protective stop or a robot node that is gone
+stops the controller for good (exit 1), instead of commands streaming on into the void.
+"""
+
+import time
+
+import pytest
+from std_msgs.msg import Float64MultiArray, String
+
+from rdi_test_support.launch_emulation import plan_launch
+from robot_dynamics_id.nodes.probe import probe_session
+from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def probe():
+    p = probe_session(name="osc_topics_test_probe")
+    p.velocity_commands = []
+    p.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
+                          lambda m: p.velocity_commands.append((time.monotonic(), list(m.data))), 100)
+    p.protective_stop = p.create_publisher(String, "/ur_interface/protective_stop", 10)
+    yield p
+    p.close()
+
+
+def _start(tmp_path, node, name, *overrides):
+    args = [x for o in overrides for x in ("-p", o)]
+    return start_node(node, log_dir=tmp_path / name, env=loopback_environment(), extra_ros_args=args)
+
+
+def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silent_robot(tmp_path, probe):
+    interface, controller = plan_launch("control.launch.py", {"sim": "true", "connection": "topics",
+                                                              "output_mode": "velocity", "force_source": "estimated"})
+    assert controller.parameter_overrides["robot_connection"] == "topics"
+    robot = _start(tmp_path, interface, "robot")
+    try:
+        assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
+        # a UR5e model against the UR3 that ur_interface runs: nothing is sent, exit 2 naming both arms
+        other = _start(tmp_path, controller, "ur5e", "robot:=ur5e")
+        other.popen.wait(60)
+        assert other.popen.returncode == 2, other.log()
+        assert "runs a ur3 (/ur_interface/status), but the controller's model is of a ur5e" in other.log()
+        assert not probe.velocity_commands, probe.velocity_commands[:3]
+
+        # a protective stop reported by ur_interface stops the controller for good (direct does the same)
+        # state_timeout_s above a loaded machine's DDS stalls: this part is about the fault
+        ctl = _start(tmp_path, controller, "fault", "state_timeout_s:=3.0")
+        try:
+            assert wait_until(lambda: len(probe.velocity_commands) > 20, 60.0), ctl.log()
+            probe.protective_stop.publish(String(data="test: protective stop"))
+            assert wait_until(lambda: "controller stopped: robot fault" in ctl.log(), 30.0), ctl.log()
+            assert ctl.alive()  # stopped, not gone: it waits for Ctrl-C, then reports the error
+        finally:
+            assert ctl.stop() == 1, ctl.log()
+    finally:
+        robot.stop()
+
+    # a robot node that goes away: the controller stops instead of streaming on
+    robot = _start(tmp_path, interface, "robot2")
+    try:
+        assert wait_until(lambda: "robot connected and ready" in robot.log(), 60.0), robot.log()
+        ctl = _start(tmp_path, controller, "gone", "state_timeout_s:=2.0")
+        try:
+            probe.velocity_commands.clear()
+            assert wait_until(lambda: len(probe.velocity_commands) > 20, 60.0), ctl.log()
+            robot.kill()
+            assert wait_until(lambda: "controller stopped: no joint state for" in ctl.log(), 30.0), ctl.log()
+            assert "the robot node is gone or stalled" in ctl.log()
+            stopped = time.monotonic()
+            time.sleep(1.0)
+            after = [v for t, v in probe.velocity_commands if t > stopped + 0.2]
+            assert all(not any(v) for v in after), after[:3]  # nothing but the stop's zero velocity
+        finally:
+            assert ctl.stop() == 1, ctl.log()
+    finally:
+        robot.kill()
