@@ -1,4 +1,9 @@
-"""``rdi export``: write an identified model in another package's form (ur_description)."""
+"""``rdi export``: write an identified model in another package's form (ur_description).
+
+A model that is not physically consistent (``--method wls|ols|irls``) is refused (exit 1); one that identify
+called doubtful is exported with its problems repeated and exit 3. ``--out`` never replaces the result of another
+rdi command (the identified model among them).
+"""
 
 from __future__ import annotations
 
@@ -32,8 +37,13 @@ def run(args: argparse.Namespace) -> int:
     from ..io.ur_description import export_ur_description
     from ..robots.model import STANDARD_GRAVITY_M_S2
 
-    out = check_output_dir(args.out, inputs=[args.model])  # not a bag, not beside the model, not foreign files
+    out = check_output_dir(args.out, inputs=[args.model], command="export")  # not a bag, a model, foreign files
     model = DynamicModel.load(args.model)
+    bad = np.flatnonzero(~model.is_physically_consistent())
+    if bad.size:
+        raise ValueError(f"{args.model}: link(s) {bad.tolist()} are not physically consistent (a mass or inertia no "
+                         f"body has; method {model.provenance.get('method', 'unknown')}): ur_description, Gazebo and "
+                         "MoveIt need real bodies; identify with --method consistent (the default)")
     with staged_output(out, command="export") as staging:
         paths = {name: out / path.name
                  for name, path in export_ur_description(model, staging, tf_prefix=args.tf_prefix).items()}
@@ -47,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     for name, path in paths.items():
         print(f"{name}: {path}")
+    doubtful = model.provenance.get("status") == "doubtful"
+    for problem in model.provenance.get("problems") or [] if doubtful else []:
+        print(f"rdi export: DOUBTFUL: the model was identified as doubtful: {problem}", file=sys.stderr)
     print(f"with ur_description: xacro ur.urdf.xacro ur_type:={model.kinematics().description.name} name:=ur "
           f"physical_params:={paths['physical_parameters'].resolve()}  (or copy it over "
           "config/<ur_type>/physical_parameters.yaml)")
-    return 0
+    return 3 if doubtful else 0

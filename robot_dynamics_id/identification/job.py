@@ -318,7 +318,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                          "training data it would only show that it fits what it was fitted to): give --validate "
                          "DATA, a second recording")
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
-    out = check_output_dir(out_dir, inputs=[data_path, validation_path])
+    out = check_output_dir(out_dir, inputs=[data_path, validation_path], command="identify")
     rm = _load_robot(robot, tool_frame, gravity_m_s2)
     friction_model = check_friction_model(friction_model, rm.n_joints)  # before any data is read
     presliding_distance_rad = check_presliding_distances(presliding_distance_rad, rm.n_joints,
@@ -451,6 +451,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         summary["baseline_comparison"] = {"baseline": BASELINE_DESCRIPTION, "cutoff_hz": compared.metrics["cutoff_hz"],
                                           "validation": _comparison(compared.metrics, "baseline")}
     _report(progress, 0.9, "write report")
+    # model.yaml says so too: export and the controller read the model, not metrics.json
+    result.model.provenance.update(status=status, problems=problems)
     with staged_output(out, command="identify") as stage:
         write_report(result, stage, robot=rm, validation_metrics=None if validation is None else validation.metrics,
                      plots=plots, extra={"status": status, "problems": problems, "warnings": warnings,
@@ -525,7 +527,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
 
     _method_and_source("consistent", torque_source, VALIDATE_TORQUE_SOURCES)
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
-    out = check_output_dir(out_dir, inputs=[data_path, model_path])
+    out = check_output_dir(out_dir, inputs=[data_path, model_path], command="validate")
     model = DynamicModel.load(model_path)
     record = model.provenance.get("identified_from") or {}
     if robot is not None and not same_robot(robot, model.robot):

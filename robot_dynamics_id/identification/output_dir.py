@@ -42,8 +42,10 @@ def _is_bag_dir(path: Path) -> bool:
     return any(child.suffix in (".mcap", ".db3") for child in path.iterdir() if child.is_file())
 
 
-def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = ()) -> Path:
-    """Refuse an unusable output folder before any work starts (module doc); returns it as an absolute path."""
+def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (), command: str | None = None) -> Path:
+    """Refuse an unusable output folder before any work starts (module doc); returns it as an absolute path.
+    With ``command``, an earlier result of another rdi command is refused too (an export never replaces the
+    model it was made from, a validation never an identification)."""
     out = Path(out).expanduser()
     resolved = out.resolve()
     if out.exists() and not out.is_dir():
@@ -66,6 +68,10 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise OutputDirError(f"--out {out} exists and holds files that are not an earlier rdi result: choose a new "
                              "folder (results are never mixed with other files)")
+    earlier = _earlier_command(out)
+    if command is not None and earlier is not None and earlier != command:
+        raise OutputDirError(f"--out {out} holds the result of rdi {earlier}: choose a new folder (rdi {command} "
+                             f"replaces only an earlier result of rdi {command})")
     parent = resolved.parent
     while not parent.exists():
         parent = parent.parent
@@ -73,6 +79,14 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
         raise OutputDirError(f"--out {out}: cannot create files in {parent} (permission denied); choose a "
                              "writable folder")
     return resolved
+
+
+def _earlier_command(out: Path) -> str | None:
+    """The rdi command whose complete result ``out`` holds (its marker), or None."""
+    try:
+        return str(json.loads((out / MARKER).read_text()).get("command")) or None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def check_output_file(out: str | Path, *, inputs: Sequence[str | Path | None] = (), default_name: str,

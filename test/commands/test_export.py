@@ -60,3 +60,28 @@ def test_single_link_masses_far_from_nominal_are_noted_not_hidden(tmp_path, caps
     err = capsys.readouterr().err
     assert "note: Single link masses far from the nominal ur3's: link 3 0.0252 kg (0.02x nominal)" in err
     assert np.isclose(DynamicModel.load(path).link_mass_kg[2], 0.0252)
+
+
+def test_export_never_replaces_another_commands_result(tmp_path, model_path, capsys):
+    identified = tmp_path / "identified"  # an identify result: its marker names the command
+    identified.mkdir()
+    (identified / "model.yaml").write_text(model_path.read_text())
+    (identified / ".rdi-output.json").write_text('{"command": "identify", "complete": true}\n')
+    assert main(["export", "--model", str(model_path), "--out", str(identified)]) == 1
+    assert "holds the result of rdi identify: choose a new folder" in capsys.readouterr().err
+    assert sorted(p.name for p in identified.iterdir()) == [".rdi-output.json", "model.yaml"]
+
+
+def test_an_inconsistent_model_is_refused_and_a_doubtful_one_exits_3(tmp_path, capsys):
+    nominal = DynamicModel.nominal("ur3")
+    inertia = nominal.link_inertia_kgm2.copy()
+    inertia[1] = np.diag([-0.09, -0.05, 0.06])  # what --method wls may give: no body has it
+    wls = replace(nominal, link_inertia_kgm2=inertia, provenance={"method": "wls"}).save(tmp_path / "w" / "model.yaml")
+    assert main(["export", "--model", str(wls), "--out", str(tmp_path / "e")]) == 1
+    assert "link(s) [1] are not physically consistent" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()
+    doubtful = replace(nominal, provenance={"status": "doubtful", "problems": ["training fit below zero: elbow"]})
+    path = doubtful.save(tmp_path / "d" / "model.yaml")
+    assert main(["export", "--model", str(path), "--out", str(tmp_path / "e")]) == 3
+    assert "DOUBTFUL: the model was identified as doubtful: training fit below zero: elbow" in capsys.readouterr().err
+    assert (tmp_path / "e" / "physical_parameters.yaml").is_file()

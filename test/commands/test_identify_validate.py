@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from robot_dynamics_id.cli import main
+from robot_dynamics_id.io.model_file import DynamicModel
 from robot_dynamics_id.io.bag_reader import BagTopics, JointVectorTopic
 from robot_dynamics_id.io.bag_writer import write_recording_bag
 from robot_dynamics_id.io.ur_csv import write_ur_csv
@@ -167,8 +168,6 @@ def test_with_gains_auto_uses_currents_and_validate_reuses_the_models_gains(data
 
 
 def test_the_presliding_distance_can_be_fixed_from_the_command_line(data, tmp_path, capsys):
-    from robot_dynamics_id.io.model_file import DynamicModel
-
     assert _identify(data["train_csv"], tmp_path / "m", "--drive-gains", _gains(UR3_GAINS), "--friction-model",
                      "p2,p2+presliding,p2,p2,p2,p2+presliding", "--presliding-distance", "0.0025") == 0
     friction = DynamicModel.load(tmp_path / "m/model.yaml").friction
@@ -191,6 +190,9 @@ def test_a_gain_a_digit_off_is_named(data, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "shoulder_lift_joint 1 Nm/A, more than 3x apart" in err and "DOUBTFUL RESULT" in err
     assert json.loads((tmp_path / "shoulder/metrics.json").read_text())["status"] == "doubtful"
+    # model.yaml carries it too: rdi export and the controller read the model, not metrics.json
+    assert DynamicModel.load(tmp_path / "shoulder/model.yaml").provenance["status"] == "doubtful"
+    assert DynamicModel.load(tmp_path / "wrist/model.yaml").provenance["status"] == "ok"
 
 
 def test_a_csv_without_gains_is_refused_naming_the_fix_and_nothing_is_written(data, tmp_path, capsys):
