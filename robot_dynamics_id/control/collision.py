@@ -416,6 +416,7 @@ class CollisionDetector:
         self.observer = MomentumResidual(model, gain_per_s=thresholds.observer_gain_per_s, payload_kg=payload_kg,
                                          payload_com_m=payload_com_m)
         self.joint_names = tuple(model.joint_names)
+        self.robot = model.robot  # the arm the model (and its thresholds) are of
         n = model.n_joints
         #: thresholds in use at the latest sample (Nm)
         self.threshold_nm = np.zeros(n)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from ..control.collision import CollisionDetector, CollisionModelError, CollisionMonitor, CollisionThresholds
 from ..io.model_file import DynamicModel, ModelFileError
 from ..parameters import ParameterError, ParameterSpec, check_choice, check_positive
+from ..robots.model import same_robot
 from .tool import check_tool_mass, check_tool_offset
 
 __all__ = ["COLLISION_PARAMETERS", "COLLISION_PREFIX", "UR_INTERFACE_COLLISION_PARAMETERS", "make_collision_detector",
@@ -40,17 +41,22 @@ def unprefixed(values: dict) -> dict:
     return {k[len(COLLISION_PREFIX):]: v for k, v in values.items() if k.startswith(COLLISION_PREFIX)}
 
 
-def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None) -> CollisionDetector | None:
+def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
+                            robot: str | None = None) -> CollisionDetector | None:
     """The detector from :data:`COLLISION_PARAMETERS` values (None when ``model_file`` is empty).
 
     Raises ParameterError naming the parameter: a missing model or thresholds, thresholds measured at
-    another rate, joints that are not the robot's."""
+    another rate, joints that are not the robot's, a model of another arm than ``robot`` (its residual at rest is
+    the difference of two arms' gravity torques: a false collision at once)."""
     path = p.get("model_file") or ""
     if not path:
         return None
     try:
         model = DynamicModel.load(path)
         thresholds = CollisionThresholds.from_model(model, source=str(path))
+        if robot is not None and not same_robot(model.robot, robot):
+            raise CollisionModelError(f"{path} is a model of a {model.robot}, the robot is a {robot}: give the model "
+                                      f"identified on this arm")
         if joint_names is not None and tuple(joint_names) != tuple(model.joint_names):
             raise CollisionModelError(f"{path} is a model of joints {list(model.joint_names)}, the robot's are "
                                       f"{list(joint_names)}; use the same robot (and tf_prefix)")
@@ -65,10 +71,10 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None)
 
 
 def make_collision_monitor(p: dict, *, rate_hz: float, joint_names=None, on_collision=None,
-                           on_sample=None) -> CollisionMonitor | None:
+                           on_sample=None, robot: str | None = None) -> CollisionMonitor | None:
     """The robot loop's cycle monitor from :data:`COLLISION_PARAMETERS` values (None when off)."""
     reaction = check_choice("reaction", p.get("reaction", "protective_stop"), ("protective_stop", "report"))
-    detector = make_collision_detector(p, rate_hz=rate_hz, joint_names=joint_names)
+    detector = make_collision_detector(p, rate_hz=rate_hz, joint_names=joint_names, robot=robot)
     if detector is None:
         return None
     return CollisionMonitor(detector, react=reaction == "protective_stop", on_collision=on_collision,

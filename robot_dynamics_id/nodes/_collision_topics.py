@@ -137,7 +137,8 @@ def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None, 
     topics = CollisionTopics(node, config.joint_names, model_label=p["model_file"], stamp_offset=stamp_offset)
     try:
         monitor = make_collision_monitor(p, rate_hz=config.rate_hz, joint_names=config.joint_names,
-                                         on_collision=topics.on_collision, on_sample=topics.on_sample)
+                                         on_collision=topics.on_collision, on_sample=topics.on_sample,
+                                         robot=config.robot_name)
     except ParameterError as exc:
         topics.close(0.0)
         raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None

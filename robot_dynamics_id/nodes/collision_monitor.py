@@ -7,7 +7,8 @@ ur_interface ``collision_model_file``; both publish the same topics.
 Subscribes
   /joint_states                       sensor_msgs/JointState (position rad, velocity rad/s)
   /motor_currents                     sensor_msgs/JointState (effort = motor current, A), same stamps
-  <robot_node>/status                 std_msgs/String JSON (safety_mode: a cleared protective stop re-arms)
+  <robot_node>/status                 std_msgs/String JSON (safety_mode: a cleared protective stop re-arms;
+                                      robot: a model of another arm is not used, it would stop the arm at once)
 Publishes
   /collision_monitor/external_torque, /collision_monitor/residual, /collision_monitor/collision
                                       (nodes/_collision_topics.py)
@@ -15,7 +16,9 @@ Publishes
                                       makes a protective stop through the robot
   /diagnostics                        diagnostic_msgs/DiagnosticArray, 1 Hz, "collision_monitor: observer":
                                       samples, collisions; ERROR while not monitoring (the robot's rate differs
-                                      from the thresholds'), WARN at a collision or when the samples stop
+                                      from the thresholds', the robot node runs another arm) or while no one
+                                      takes <robot_node>/protective_stop (a wrong robot_node: a collision would
+                                      stop nothing); WARN at a collision or when the samples stop
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from std_msgs.msg import String
 from ..hardware.collision_config import COLLISION_PARAMETERS, make_collision_monitor
 from ..parameters import ParameterError, ParameterSpec
 from ..robot_state import RobotState, SafetyMode
+from ..robots.model import same_robot
 from ._collision_topics import CollisionTopics
 from ._diagnostic_rules import collision_monitor_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics
@@ -78,6 +82,10 @@ class CollisionMonitorNode(Node):
         self._rate_checked = rate > 0
         self._stamps: list[float] = []
         robot = str(p["robot_node"]).rstrip("/")
+        self._robot_node, self._stops = robot, self.monitor.react
+        self._robot_problem: str | None = None  # the robot node runs another arm
+        self._monitoring_since = np.inf  # monotonic time the rate was checked
+        self._logged: set[str] = set()
         self._stop_pub = self.create_publisher(String, robot + "/protective_stop", _COMMAND_QOS)
         self._pending: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         self._safety_mode = int(SafetyMode.NORMAL)
@@ -92,7 +100,8 @@ class CollisionMonitorNode(Node):
         deltas = CounterDeltas()
         NodeDiagnostics(self, part="observer", hardware_id=str(p["model_file"]),
                         collect=lambda: collision_monitor_report(
-            monitoring=self._rate_checked, rate_problem=self._rate_problem, samples=self._samples,
+            monitoring=self._rate_checked and self._robot_problem is None, rate_problem=self._problem(),
+            samples=self._samples,
             collisions=self._collisions, last_collision=self._last_collision, deltas=deltas,
             sample_age_s=None if self._sample_wall_s is None else time.monotonic() - self._sample_wall_s))
         self.get_logger().info(f"collision_monitor: {p['model_file']}, reaction {p['reaction']}, stops through "
@@ -128,7 +137,7 @@ class CollisionMonitorNode(Node):
         index = self._order(msg)
         if joint is None or index is None or len(msg.effort) != len(msg.name):
             return
-        if not self._rate_checked and not self._check_rate(t):
+        if self._robot_problem is not None or (not self._rate_checked and not self._check_rate(t)):
             return
         state = RobotState(timestamp_s=t, q_rad=joint[0], qd_rad_s=joint[1],
                            current_a=np.array([msg.effort[i] for i in index]), safety_mode=self._safety_mode)
@@ -151,13 +160,36 @@ class CollisionMonitorNode(Node):
             return False
         self._rate_checked, self._rate_problem = True, None
         self.get_logger().info(f"robot rate {rate:.1f} Hz: monitoring")
+        self._monitoring_since = time.monotonic()
         return True
 
     def _on_status(self, msg: String) -> None:
         try:
-            self._safety_mode = int(json.loads(msg.data).get("safety_mode", self._safety_mode))
+            status = json.loads(msg.data)
+            self._safety_mode = int(status.get("safety_mode", self._safety_mode))
         except (ValueError, TypeError, AttributeError):
-            pass
+            return
+        theirs = status.get("robot")
+        if theirs is not None and not same_robot(str(theirs), self.monitor.detector.robot):
+            self._robot_problem = (f"the robot node runs a {theirs} ({self._robot_node}/status), the model is of a "
+                                   f"{self.monitor.detector.robot}: give the model identified on this arm")
+            self._log_once(self._robot_problem + "; not monitoring")
+
+    def _problem(self) -> str | None:
+        """Why the monitor cannot do its job now (diagnostics ERROR), logged once."""
+        problem = self._rate_problem or self._robot_problem
+        # (from 2 s after monitoring began: the robot node's subscription is discovered with its samples)
+        if (problem is None and self._stops and time.monotonic() - self._monitoring_since > 2.0
+                and self._stop_pub.get_subscription_count() == 0):
+            problem = (f"no one subscribes to {self._robot_node}/protective_stop: a collision would not stop the "
+                       "arm; set robot_node to the robot node's name (e.g. /ur_interface)")
+            self._log_once(problem)
+        return problem
+
+    def _log_once(self, text: str) -> None:
+        if text not in self._logged:
+            self._logged.add(text)
+            self.get_logger().error(text)
 
     def _on_sample(self, time_s, external_torque_nm, threshold_nm) -> None:
         self._topics.on_sample(time_s, external_torque_nm, threshold_nm)

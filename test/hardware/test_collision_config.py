@@ -35,3 +35,10 @@ def test_a_tool_in_grams_or_millimetres_is_refused(model_file, tool, expected):
     with pytest.raises(ParameterError) as error:
         make_collision_detector({"model_file": model_file, **tool}, rate_hz=500.0)
     assert str(error.value).startswith(expected)
+
+
+def test_a_model_of_another_arm_is_refused_not_taken_for_a_collision(model_file):
+    # (a UR10e model on a UR3: its gravity torques at rest read as an external torque, "collision" at t = 0.004 s)
+    with pytest.raises(ParameterError, match="is a model of a ur3, the robot is a ur10e: give the model identified"):
+        make_collision_detector({"model_file": model_file}, rate_hz=500.0, robot="ur10e")
+    assert make_collision_detector({"model_file": model_file}, rate_hz=500.0, robot="ur3").robot == "ur3"

@@ -220,6 +220,17 @@ def test_collision_monitor_beside_ur_interface_stops_the_arm_through_it(tmp_path
                               10.0), [(s.name, s.level, s.message) for s in recorder.diagnostics]
         assert probe.wait_for(lambda: recorder.diagnosed("ur_interface: robot loop", ERROR, "protective"), 10.0), \
             [(s.name, s.level, s.message) for s in recorder.diagnostics if s.name.startswith("ur_interface")]
+        # a robot_node that is not the robot node's name: a collision would stop nothing, and it says so
+        wrong = start_node(NodeLaunch(package="robot_dynamics_id", executable="collision_monitor",
+                                      name="collision_monitor_wrong", parameter_overrides={
+                                          "model_file": str(model), "robot_node": "/ur_iface"}),
+                           log_dir=tmp_path / "wrong", env=loopback_environment())
+        try:
+            assert probe.wait_for(lambda: "no one subscribes to /ur_iface/protective_stop" in wrong.log(), 60.0), \
+                wrong.log()
+            assert "no one subscribes" not in monitor.log(), monitor.log()  # the right one's stop is taken
+        finally:
+            assert wrong.stop() == 0, wrong.log()
     finally:
         assert monitor.stop() == 0, monitor.log()
         assert proc.stop() == 0, proc.log()
