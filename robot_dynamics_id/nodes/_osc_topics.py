@@ -71,9 +71,9 @@ class TopicsRobot:
     """Subscriptions, command publishers and checks of the ``topics`` connection (all thread-safe)."""
 
     def __init__(self, node: Node, joint_names: list[str], *, robot: str, output_mode: str, rate_hz: float,
-                 needs_wrench: bool, status_topic: str, state_timeout_s: float) -> None:
+                 force_source: str, status_topic: str, state_timeout_s: float) -> None:
         self._node, self._names, self._robot = node, list(joint_names), robot
-        self._rate_hz, self._needs_wrench = rate_hz, needs_wrench
+        self._rate_hz, self._force_source = rate_hz, force_source
         self._status_topic, self._timeout_s = status_topic, state_timeout_s
         self._lock = threading.Lock()
         self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
@@ -140,16 +140,17 @@ class TopicsRobot:
 
     # ---- control thread ---------------------------------------------------------------------------------
     def ready(self) -> bool:
-        """The first sample is here (with the wrench when the force comes from the sensor), and ur_interface's
-        status too when it publishes one. Names joint states without our joints once."""
+        """The first sample is here (with the wrench or the currents, whichever the force comes from), and
+        ur_interface's status too when it publishes one. Names joint states without our joints once."""
         with self._lock:
-            joint, wrench, status, others = self._joint, self._wrench, self._status, self._other_names
+            joint, status, others = self._joint, self._status, self._other_names
+            force = self._wrench if self._force_source == "sensor" else self._current
         if joint is None and others is not None:
             self._warn_once(f"/joint_states carries {others}, not the model's joints {self._names}: waiting (a "
                             "driver started with a tf_prefix needs the same tf_prefix here)")
         awaiting_status = (status is None and bool(self._status_topic)
                            and self._node.count_publishers(self._status_topic) > 0)
-        return joint is not None and (wrench is not None or not self._needs_wrench) and not awaiting_status
+        return joint is not None and force is not None and not awaiting_status
 
     def problem(self) -> tuple[str, int] | None:
         """Why the controller must stop now: (reason, exit code), or None."""

@@ -132,6 +132,11 @@ class OscControllerNode(Node):
                 period_s=1.0 / self.rate_hz,
                 law=check_choice("law", p["law"], ("operational_space", "projected")),
                 output_mode=check_choice("output_mode", p["output_mode"], ("torque", "velocity")),
+                # Velocity output integrates qd_cmd = base + dt * qdd with the K_v damping on the measured twist:
+                # from the previous command, that loop's gain is K_v*dt (0.96 at 125 Hz) and it is stable only when
+                # the measured velocity is one cycle old, as inside the robot loop (direct). Over topics the sample
+                # is older and the command lands a cycle later: from the measured velocity it is stable at any delay.
+                velocity_integration_base="command" if self.connection == "direct" else "measured",
                 robot_adds_gravity=bool(p["robot_adds_gravity"]),
                 force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
                 singularity_method=check_choice("singularity_method", p["singularity_method"],
@@ -189,7 +194,7 @@ class OscControllerNode(Node):
         else:
             self._topics = TopicsRobot(
                 self, [p["tf_prefix"] + n for n in self._names], robot=robot_name, output_mode=self.output_mode,
-                rate_hz=self.rate_hz, needs_wrench=config.force_source.value == "sensor",
+                rate_hz=self.rate_hz, force_source=config.force_source.value,
                 status_topic=p["interface_status_topic"],
                 state_timeout_s=check_positive("state_timeout_s", p["state_timeout_s"], upper=10.0))
         self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
