@@ -31,6 +31,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "control rate with robot_connection topics: 500 (e-Series torque) or 125 (CB3 velocity); direct "
                   "runs once per robot cycle (ur_interface rate_hz of robot_config_files)", "Hz"),
     ParameterSpec("output_mode", "string", "torque", "torque (direct_torque, e-Series) or velocity (speedJ, CB3)"),
+    ParameterSpec("velocity_integration_base", "string", "",
+                  "velocity output: integrate the command from the previous command or the measured velocity "
+                  "(empty: command in direct, measured over topics, where the sample is older)"),
     ParameterSpec("robot_adds_gravity", "bool", True,
                   "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
     ParameterSpec("force_source", "string", "sensor",

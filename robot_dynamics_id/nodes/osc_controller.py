@@ -136,7 +136,9 @@ class OscControllerNode(Node):
                 # from the previous command, that loop's gain is K_v*dt (0.96 at 125 Hz) and it is stable only when
                 # the measured velocity is one cycle old, as inside the robot loop (direct). Over topics the sample
                 # is older and the command lands a cycle later: from the measured velocity it is stable at any delay.
-                velocity_integration_base="command" if self.connection == "direct" else "measured",
+                velocity_integration_base=check_choice(
+                    "velocity_integration_base", p["velocity_integration_base"]
+                    or ("command" if self.connection == "direct" else "measured"), ("command", "measured")),
                 robot_adds_gravity=bool(p["robot_adds_gravity"]),
                 force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
                 singularity_method=check_choice("singularity_method", p["singularity_method"],
