@@ -19,6 +19,9 @@ __all__ = ["add_collision_arguments", "measure_collision_thresholds", "recording
 
 #: the rates UR controllers stream at; a recording within 2 % of one is taken to be at it
 _UR_RATES_HZ = (125.0, 500.0)
+#: a threshold above this fraction of the joint's rated torque is refused: such a residual on collision-free data
+#: is an unmodelled tool, another arm or a model that does not fit, and the detector would miss real collisions
+MAX_THRESHOLD_OF_RATED = 0.2
 
 
 def add_collision_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +68,7 @@ def recording_rate_hz(time_s: np.ndarray) -> float:
 def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: str | None = None,
                                  ur_driver_topics: bool = False, read=None,
                                  gain_per_s: float | None = None, quantile: float | None = None,
-                                 margin: float | None = None, drive_gains_nm_per_a=None):
+                                 margin: float | None = None, drive_gains_nm_per_a=None, payload=None):
     """Thresholds of ``model_path``'s observer on the collision-free ``data_path``; written into the model file
     (and ``out_dir/collision_thresholds.json`` when given). Returns the :class:`CollisionThresholds`.
 
@@ -73,7 +76,11 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
     ``drive_gains_nm_per_a`` (what ``rdi validate --drive-gains`` scored with) must be those gains, or the
     thresholds would belong to another torque scale; ValueError naming the fix otherwise.
 
-    ``read``: how to read the recording (identification/job.ReadOptions; default: from ``ur_driver_topics``)."""
+    ``read``: how to read the recording (identification/job.ReadOptions; default: from ``ur_driver_topics``).
+    ``payload``: the tool mounted in the recording (io/payload_file.FlangePayload), carried by the observer and
+    recorded with the thresholds; the nodes then refuse an observer that carries another tool.
+
+    Refused (ValueError, nothing written): a threshold above MAX_THRESHOLD_OF_RATED of a joint's rated torque."""
     from ..control.collision import (DEFAULT_MARGIN, DEFAULT_QUANTILE, CollisionModelError, check_observer_gain,
                                      default_observer_gain_per_s, estimate_thresholds, observer_residuals)
     from ..identification.job import ReadOptions, load_recording
@@ -102,14 +109,18 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
         check_observer_gain(gain, rate, fix="lower --collision-gain or leave it out")
     except CollisionModelError as exc:
         raise ValueError(f"--collision-gain: {exc}") from None
+    tool_kg = 0.0 if payload is None else float(payload.mass_kg)
+    tool_com = (0.0, 0.0, 0.0) if payload is None else tuple(float(c) for c in payload.com_m)
     residual = observer_residuals(model, recording.time_s, recording.q_rad, recording.qd_rad_s, recording.current_a,
-                                  gain_per_s=gain)
+                                  gain_per_s=gain, payload_kg=tool_kg, payload_com_m=tool_com)
     thresholds = estimate_thresholds(
         residual, recording.qd_rad_s, joint_names=model.joint_names, observer_gain_per_s=gain, rate_hz=rate,
         quantile=DEFAULT_QUANTILE if quantile is None else float(quantile),
         margin=DEFAULT_MARGIN if margin is None else float(margin),
         provenance={"data": str(Path(data_path).resolve()), "duration_s": float(recording.duration_s),
-                    "torque": "motor current x the model's drive gains"})
+                    "torque": "motor current x the model's drive gains", "payload_kg": tool_kg,
+                    "payload_com_m": list(tool_com)})
+    _check_thresholds_useful(thresholds, rm, margin)
     replace(model, collision_thresholds=thresholds.to_dict()).save(model_path)
     if out_dir is not None:
         out = Path(out_dir)
@@ -118,14 +129,44 @@ def measure_collision_thresholds(model_path, data_path, *, out_dir=None, robot: 
     return thresholds
 
 
+def _check_thresholds_useful(thresholds, robot, margin: float | None) -> None:
+    """ValueError when a threshold is so large that the detector could not see a collision (module constant)."""
+    worst = thresholds.threshold_nm.max(axis=1) / np.asarray(robot.torque_limit_nm, float)
+    j = int(np.argmax(worst))
+    if worst[j] <= MAX_THRESHOLD_OF_RATED:
+        return
+    why = (f"--collision-margin {margin:g} is large (default 1)" if margin is not None and margin > 3 else
+           "a tool the model does not carry (mount none, or pass its payload file: --payload), another arm's model "
+           "or a model that does not fit these data (see the fit above)")
+    raise ValueError(f"collision threshold of {thresholds.joint_names[j]} would be "
+                     f"{thresholds.threshold_nm[j].max():.3g} Nm, {100 * worst[j]:.0f} % of the {robot.name}'s rated "
+                     f"{robot.torque_limit_nm[j]:g} Nm: a detector that misses collisions. Cause: {why}. Nothing "
+                     "written")
+
+
 def report_collision_thresholds(args: argparse.Namespace) -> None:
     """What ``rdi validate --collision-thresholds`` runs and prints."""
+    import sys
+
+    from ..io.model_file import DynamicModel
+    from ..io.payload_file import load_payload_file
     from .identify import parse_gains, read_options
 
+    model = DynamicModel.load(args.model)
+    identified_from = str((model.provenance or {}).get("data") or "")
+    if identified_from and Path(identified_from).resolve() == Path(args.data).resolve():
+        print(f"warning: {args.data} is the recording the model was identified from: the residual is smallest on "
+              "it, so these thresholds are tighter than on new motion (false alarms); measure them on another "
+              "collision-free recording", file=sys.stderr)
+    earlier = (model.collision_thresholds or {}).get("provenance") or {}
     th = measure_collision_thresholds(args.model, args.data, out_dir=args.out, robot=args.robot,
                                       read=read_options(args), drive_gains_nm_per_a=parse_gains(args.drive_gains),
                                       gain_per_s=args.collision_gain, quantile=args.collision_quantile,
-                                      margin=args.collision_margin)
+                                      margin=args.collision_margin,
+                                      payload=None if args.payload is None else load_payload_file(args.payload))
+    if earlier:
+        print(f"note: replaced the thresholds measured on {earlier.get('data', 'another recording')}",
+              file=sys.stderr)
     edges = th.velocity_edges_rad_s
     bands = [f"<{edges[0]:g}"] + [f"{a:g}-{b:g}" for a, b in zip(edges[:-1], edges[1:])] + [f">{edges[-1]:g}"]
     print(f"collision thresholds (Nm) at {th.rate_hz:g} Hz, observer gain {th.observer_gain_per_s:g} 1/s, "

@@ -63,6 +63,13 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
         com = check_tool_offset("payload_com_m", p.get("payload_com_m", (0.0, 0.0, 0.0)))
         mass = check_tool_mass("payload_kg", check_positive("payload_kg", p.get("payload_kg", 0.0), allow_zero=True),
                                model.robot)
+        measured_kg = (thresholds.provenance or {}).get("payload_kg")  # recorded since the thresholds carry a tool
+        if measured_kg is not None and abs(float(measured_kg) - mass) > max(0.05, 0.1 * float(measured_kg)):
+            raise CollisionModelError(
+                f"{path}'s thresholds were measured with a {float(measured_kg):g} kg tool, but the observer carries "
+                f"{mass:g} kg (payload_kg): declare the tool they were measured with, or measure them with this one "
+                "(rdi validate --collision-thresholds --payload FILE); either way round, the tool's weight would read "
+                "as a collision or hide one")
         return CollisionDetector(model, thresholds,
                                  threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0)),
                                  payload_kg=mass, payload_com_m=com, rate_hz=rate_hz)

@@ -87,3 +87,33 @@ def test_a_gain_too_large_for_the_recording_rate_is_refused_naming_the_flag(tmp_
     with pytest.raises(ValueError, match=r"--collision-gain: observer gain 500 1/s is too large for 125 Hz"):
         measure_collision_thresholds(model_path, bag, gain_per_s=500.0)
     assert model_path.read_text() == before
+
+
+def test_useless_thresholds_are_refused_and_the_tool_they_were_measured_with_is_kept(tmp_path, capsys):
+    """A margin that puts a threshold near the rated torque is refused (the detector would miss collisions); the
+    thresholds record the tool the observer carried, and a detector carrying another one is refused."""
+    from dataclasses import replace
+
+    from robot_dynamics_id.commands._collision_thresholds import measure_collision_thresholds
+    from robot_dynamics_id.hardware.collision_config import make_collision_detector
+    from robot_dynamics_id.parameters import ParameterError
+
+    bag, model_path = tmp_path / "bag", tmp_path / "model.yaml"
+    assert main(["simulate-experiment", "--excitation", "prbs", "--duration", "4", "--seed", "1", "--truth-seed", "4",
+                 "--rate", "125", "--out", str(bag), "--truth-out", str(model_path), "--quiet"]) == 0
+    before = model_path.read_text()
+    with pytest.raises(ValueError, match=r"% of the ur3's rated .* Nm: a detector that misses collisions. Cause: "
+                                         r"--collision-margin 100 is large"):
+        measure_collision_thresholds(model_path, bag, margin=100.0)
+    assert model_path.read_text() == before  # nothing written
+    # measured on the recording the model came from: said, and a second measurement says what it replaced
+    replace(DynamicModel.load(model_path), provenance={"data": str(bag.resolve())}).save(model_path)
+    args = ["validate", "--model", str(model_path), "--data", str(bag), "--collision-thresholds"]
+    assert main([*args, "--out", str(tmp_path / "v1")]) == 0
+    assert "is the recording the model was identified from" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "v2")]) == 0
+    assert f"note: replaced the thresholds measured on {bag.resolve()}" in capsys.readouterr().err
+    assert CollisionThresholds.from_model(DynamicModel.load(model_path)).provenance["payload_kg"] == 0.0
+    assert make_collision_detector({"model_file": str(model_path)}, rate_hz=125.0) is not None
+    with pytest.raises(ParameterError, match="measured with a 0 kg tool, but the observer carries 1.5 kg"):
+        make_collision_detector({"model_file": str(model_path), "payload_kg": 1.5}, rate_hz=125.0)

@@ -57,7 +57,7 @@ def test_the_controllers_tool_is_carried_unless_the_collision_payload_is_set(nod
     model, path = model_and_file
     raw = {"collision_model_file": path, "collision_threshold_scale": 1.0, "collision_reaction": "report",
            "collision_payload_kg": collision_payload_kg, "collision_payload_com_m": [0.0, 0.0, 0.0]}
-    config = SimpleNamespace(joint_names=model.joint_names, rate_hz=500.0)
+    config = SimpleNamespace(joint_names=model.joint_names, rate_hz=500.0, robot_name=model.robot)
     monitor, topics = in_loop_collision_monitor(node, raw, config, tool=TOOL)
     try:
         ratio = _worst_ratio_at_rest_holding_the_tool(monitor, model)
