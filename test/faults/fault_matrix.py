@@ -31,6 +31,9 @@ class Fault:
     test: str  # path::function of the test that shows it
 
 
+_TOPICS_TEST = ("test/nodes/test_osc_controller_topics.py::"
+                "test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silent_robot")
+
 FAULTS: tuple[Fault, ...] = (
     # ---- the robot connection -------------------------------------------------------------------------------
     Fault("rtde_silent_controller", "robot connection",
@@ -113,6 +116,28 @@ FAULTS: tuple[Fault, ...] = (
           "trajectory: the trajectory needs … rad/s on <joint name>, above its limit here …\"",
           "would refuse this trajectory: the trajectory needs", "nothing sent, the arm at rest", 2,
           "test/faults/test_fault_acceptance.py::test_an_interface_of_another_arm_or_lower_limits_gets_nothing"),
+    Fault("collision_monitor_wrong_robot_node", "compatibility",
+          "collision_monitor started with a robot_node that is not the robot node's name (/ur_iface)",
+          "once monitoring: \"no one subscribes to /ur_iface/protective_stop: a collision would not stop the arm; "
+          "set robot_node to the robot node's name (e.g. /ur_interface)\"; /diagnostics ERROR",
+          "no one subscribes to /ur_iface/protective_stop", "it keeps reporting collisions", None,
+          "test/nodes/test_collision_monitor.py::test_collision_monitor_beside_ur_interface_stops_the_arm_through_it"),
+    Fault("controller_for_another_interface", "compatibility",
+          "osc_controller (robot_connection topics) with a UR5e model beside ur_interface running a UR3",
+          "one line: \"controller stopped: the robot node runs a ur3 (/ur_interface/status), but the controller's "
+          "model is of a ur5e: give ur_interface this arm's parameter file (config:=), or a model of the ur3\"",
+          "runs a ur3 (/ur_interface/status), but the controller's model is of a ur5e", "nothing sent", 2,
+          _TOPICS_TEST),
+    Fault("controller_robot_fault_over_topics", "robot connection",
+          "a protective stop (or fault) of ur_interface while osc_controller commands it over topics",
+          "\"controller stopped: robot fault: <the fault> (/ur_interface/status)\"; it stays stopped (restart it), "
+          "Ctrl-C then exits 1", "controller stopped: robot fault", "the arm stopped by the robot; no command "
+          "after the stop", 1, _TOPICS_TEST),
+    Fault("controller_robot_node_gone", "robot connection",
+          "the robot node (ur_interface, the UR driver) dies or stalls while osc_controller commands it over topics",
+          "after state_timeout_s (0.5 s): \"controller stopped: no joint state for 0.50 s (state_timeout_s 0.5): "
+          "the robot node is gone or stalled\"; a zero velocity, then nothing (before: full-speed commands into "
+          "the void)", "controller stopped: no joint state for", "no command but the stop", 1, _TOPICS_TEST),
     Fault("trajectory_without_robot", "compatibility",
           "a trajectory file that does not say which robot it was planned for (older or hand-written)",
           "a warning: \"does not say which robot it was planned for … only checked against the ur3 limits\"; "
