@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     doubtful = model.provenance.get("status") == "doubtful"
     for problem in model.provenance.get("problems") or [] if doubtful else []:
         print(f"rdi export: DOUBTFUL: the model was identified as doubtful: {problem}", file=sys.stderr)
-    print(f"with ur_description: xacro ur.urdf.xacro ur_type:={model.kinematics().description.name} name:=ur "
+    prefix = f"tf_prefix:={args.tf_prefix} " if args.tf_prefix else ""
+    print(f"with ur_description: xacro ur.urdf.xacro ur_type:={model.kinematics().description.name} name:=ur {prefix}"
           f"physical_params:={paths['physical_parameters'].resolve()}  (or copy it over "
           "config/<ur_type>/physical_parameters.yaml)")
     return 3 if doubtful else 0

@@ -298,7 +298,8 @@ class OperationalSpaceController:
         if distance > self._reach_m - self.config.reach_margin_m:
             raise ValueError(
                 f"motion target {p.round(4).tolist()} m is {distance:.3f} m from the shoulder, beyond the arm's "
-                f"reach of {self._reach_m - self.config.reach_margin_m:.3f} m; choose a closer target")
+                f"reach of {self._reach_m - self.config.reach_margin_m:.3f} m; choose a closer target"
+                + (" (the unit is m: a position in mm?)" if distance > 10.0 else ""))
         return p, r
 
     def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None,

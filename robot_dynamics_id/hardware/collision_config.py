@@ -18,6 +18,9 @@ from .tool import check_tool_mass, check_tool_offset
 __all__ = ["COLLISION_PARAMETERS", "COLLISION_PREFIX", "UR_INTERFACE_COLLISION_PARAMETERS", "make_collision_detector",
            "make_collision_monitor", "unprefixed"]
 
+#: above this, thresholds that were measured are no longer what the detector uses (10x: a detector that hardly fires)
+MAX_THRESHOLD_SCALE = 10.0
+
 COLLISION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("model_file", "string", "",
                   "identified model with collision thresholds (rdi validate --collision-thresholds); empty: off"),
@@ -71,7 +74,8 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
                 "(rdi validate --collision-thresholds --payload FILE); either way round, the tool's weight would read "
                 "as a collision or hide one")
         return CollisionDetector(model, thresholds,
-                                 threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0)),
+                                 threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0),
+                                                                upper=MAX_THRESHOLD_SCALE),
                                  payload_kg=mass, payload_com_m=com, rate_hz=rate_hz)
     except (ModelFileError, CollisionModelError) as exc:
         raise ParameterError(f"parameter 'model_file': {exc}") from None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 from rclpy.node import Node
@@ -45,7 +46,9 @@ from ._run import flush_publishers, run_node
 
 __all__ = ["COLLISION_MONITOR_PARAMETERS", "CollisionMonitorNode", "main"]
 
-COLLISION_MONITOR_PARAMETERS: tuple[ParameterSpec, ...] = COLLISION_PARAMETERS + (
+COLLISION_MONITOR_PARAMETERS: tuple[ParameterSpec, ...] = tuple(
+    replace(spec, description="identified model with collision thresholds (rdi validate --collision-thresholds); "
+                              "required") if spec.name == "model_file" else spec for spec in COLLISION_PARAMETERS) + (
     ParameterSpec("robot_node", "string", "/ur_interface",
                   "the robot node: its ~/status is read and a collision goes to its ~/protective_stop"),
     ParameterSpec("rate_hz", "double", 0.0,
