@@ -417,6 +417,7 @@ class CollisionDetector:
                                          payload_com_m=payload_com_m)
         self.joint_names = tuple(model.joint_names)
         self.robot = model.robot  # the arm the model (and its thresholds) are of
+        self.notes: list[str] = []  # for the node to warn about (hardware/collision_config.py)
         n = model.n_joints
         #: thresholds in use at the latest sample (Nm)
         self.threshold_nm = np.zeros(n)

@@ -48,6 +48,7 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
                             robot: str | None = None) -> CollisionDetector | None:
     """The detector from :data:`COLLISION_PARAMETERS` values (None when ``model_file`` is empty).
 
+    ``detector.notes``: what the node should warn about (thresholds measured with another tool than it carries).
     Raises ParameterError naming the parameter: a missing model or thresholds, thresholds measured at
     another rate, joints that are not the robot's, a model of another arm than ``robot`` (its residual at rest is
     the difference of two arms' gravity torques: a false collision at once)."""
@@ -66,17 +67,18 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
         com = check_tool_offset("payload_com_m", p.get("payload_com_m", (0.0, 0.0, 0.0)))
         mass = check_tool_mass("payload_kg", check_positive("payload_kg", p.get("payload_kg", 0.0), allow_zero=True),
                                model.robot)
+        detector = CollisionDetector(model, thresholds,
+                                     threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0),
+                                                                    upper=MAX_THRESHOLD_SCALE),
+                                     payload_kg=mass, payload_com_m=com, rate_hz=rate_hz)
         measured_kg = (thresholds.provenance or {}).get("payload_kg")  # recorded since the thresholds carry a tool
         if measured_kg is not None and abs(float(measured_kg) - mass) > max(0.05, 0.1 * float(measured_kg)):
-            raise CollisionModelError(
-                f"{path}'s thresholds were measured with a {float(measured_kg):g} kg tool, but the observer carries "
-                f"{mass:g} kg (payload_kg): declare the tool they were measured with, or measure them with this one "
-                "(rdi validate --collision-thresholds --payload FILE); either way round, the tool's weight would read "
-                "as a collision or hide one")
-        return CollisionDetector(model, thresholds,
-                                 threshold_scale=check_positive("threshold_scale", p.get("threshold_scale", 1.0),
-                                                                upper=MAX_THRESHOLD_SCALE),
-                                 payload_kg=mass, payload_com_m=com, rate_hz=rate_hz)
+            # not refused: thresholds measured bare hold for a tool that is mounted and declared
+            detector.notes.append(
+                f"{path}'s thresholds were measured with a {float(measured_kg):g} kg tool, the observer carries "
+                f"{mass:g} kg (payload_kg): if the mounted tool is not the declared one, its weight reads as a "
+                "collision or hides one (measure them with it: rdi validate --collision-thresholds --payload FILE)")
+        return detector
     except (ModelFileError, CollisionModelError) as exc:
         raise ParameterError(f"parameter 'model_file': {exc}") from None
 

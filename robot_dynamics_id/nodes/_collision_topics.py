@@ -142,6 +142,8 @@ def in_loop_collision_monitor(node: Node, raw: dict, config, stamp_offset=None, 
     except ParameterError as exc:
         topics.close(0.0)
         raise ParameterError(str(exc).replace("parameter '", "parameter 'collision_", 1)) from None
+    for note in monitor.detector.notes:
+        node.get_logger().warning(note.replace("(payload_kg)", "(collision_payload_kg)"))
     node.get_logger().info(f"collision observer on {p['model_file']} in the robot loop; reaction {p['reaction']}; "
                            f"tool {float(p.get('payload_kg') or 0.0):g} kg at {list(p.get('payload_com_m') or [0] * 3)} m")
     return monitor, topics

@@ -107,6 +107,8 @@ class CollisionMonitorNode(Node):
             samples=self._samples,
             collisions=self._collisions, last_collision=self._last_collision, deltas=deltas,
             sample_age_s=None if self._sample_wall_s is None else time.monotonic() - self._sample_wall_s))
+        for note in self.monitor.detector.notes:
+            self.get_logger().warning(note)
         self.get_logger().info(f"collision_monitor: {p['model_file']}, reaction {p['reaction']}, stops through "
                                f"{robot}/protective_stop")
 

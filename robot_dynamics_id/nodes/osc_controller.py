@@ -267,7 +267,6 @@ class OscControllerNode(Node):
             tool=self.controller.config.payload)
         return monitor
 
-    # ---- measurements (executor thread) ------------------------------------------------------------
     # ---- targets (executor thread) ---------------------------------------------------------------------
     def _on_target_frame(self, msg: PoseStamped) -> None:
         if self.task_kind != "external":
