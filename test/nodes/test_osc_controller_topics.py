@@ -8,6 +8,7 @@ stops the controller for good (exit 1), instead of commands streaming on into th
 import time
 
 import pytest
+import rclpy
 from std_msgs.msg import Float64MultiArray, String
 
 from rdi_test_support.launch_emulation import plan_launch
@@ -26,6 +27,7 @@ def probe():
     p.protective_stop = p.create_publisher(String, "/ur_interface/protective_stop", 10)
     yield p
     p.close()
+    rclpy.shutdown()  # the next module's session initialises its own context
 
 
 def _start(tmp_path, node, name, *overrides):
