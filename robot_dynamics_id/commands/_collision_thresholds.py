@@ -140,7 +140,7 @@ def _check_thresholds_useful(thresholds, robot, margin: float | None) -> None:
            "or a model that does not fit these data (see the fit above)")
     raise ValueError(f"collision threshold of {thresholds.joint_names[j]} would be "
                      f"{thresholds.threshold_nm[j].max():.3g} Nm, {100 * worst[j]:.0f} % of the {robot.name}'s rated "
-                     f"{robot.torque_limit_nm[j]:g} Nm: a detector that misses collisions. Cause: {why}. Nothing "
+                     f"{robot.torque_limit_nm[j]:g} Nm: a detector that misses collisions. Cause: {why}. No thresholds "
                      "written")
 
 

@@ -152,6 +152,10 @@ def _plan_rate(args: argparse.Namespace, robot) -> float:
     return rate
 
 
+#: longer plans are a unit slip (ms for s): identification needs minutes, not hours, and the optimiser's time grows
+MAX_PLAN_DURATION_S = 3600.0
+
+
 def _upright_height_m(robot) -> float:
     """Height of the tool frame with the arm pointing straight up (the UR zero pose with the shoulder at -pi/2)."""
     q = np.zeros(robot.n_joints)
@@ -167,6 +171,9 @@ def _unit_problem(args: argparse.Namespace, robot) -> str | None:
     clock) instead of the unit. Bounds: a joint turns at most one turn either way; the PRBS level is a joint speed.
     """
     turn = 2 * np.pi
+    if args.duration is not None and not 0 < args.duration <= MAX_PLAN_DURATION_S:
+        return (f"--duration {args.duration:g}: the excitation's length in s, at most {MAX_PLAN_DURATION_S:g} "
+                f"({args.duration:g} ms is {args.duration / 1000:.4g} s)")
     if not 0 < args.position_range <= turn:
         return (f"--position-range {args.position_range:g}: a range about the centre pose in rad, at most one turn "
                 f"(2*pi); {args.position_range:g} degrees is {np.radians(args.position_range):.4g} rad")
@@ -195,11 +202,12 @@ def _unit_problem(args: argparse.Namespace, robot) -> str | None:
 
 
 def _table_problem(args: argparse.Namespace, robot) -> str | None:
-    if args.no_table or args.table_height < _upright_height_m(robot):
+    # (negative: a table below the base, an arm on a pedestal; but not farther than the arm reaches)
+    if args.no_table or abs(args.table_height) < _upright_height_m(robot):
         return None
-    return (f"--table-height {args.table_height:g} m is above the {robot.name}'s tool held straight up "
-            f"({_upright_height_m(robot):.3g} m); the unit is m ({args.table_height:g} mm is "
-            f"{args.table_height / 1000:.4g} m)")
+    return (f"--table-height {args.table_height:g} m is {'above' if args.table_height > 0 else 'below'} the "
+            f"{robot.name}'s reach ({_upright_height_m(robot):.3g} m, the tool held straight up); the unit is m "
+            f"({args.table_height:g} mm is {args.table_height / 1000:.4g} m; no table: --no-table)")
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -409,8 +409,9 @@ class OperationalSpaceController:
                       "another arm or an arm that lags its commands" if free else
                       "Approach slower, lower the force target, or raise max_force_n if the tool and the part take it")
             raise ContactForceExceeded(
-                f"contact force {float(np.linalg.norm(sig.w_tip[:3])):.1f} N exceeds {CONTACT_FORCE_STOP_FACTOR:g} x "
-                f"max_force_n = {self.config.max_force_n:g} N: stop the arm. {advice}")
+                f"contact force {float(np.linalg.norm(sig.w_tip[:3])):.1f} N exceeds "
+                f"{CONTACT_FORCE_STOP_FACTOR * self.config.max_force_n:g} N ({CONTACT_FORCE_STOP_FACTOR:g} x "
+                f"max_force_n {self.config.max_force_n:g} N): stop the arm. {advice}")
         started = None
         if self._contact_requested:
             self._contact_requested = False

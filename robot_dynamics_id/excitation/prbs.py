@@ -202,6 +202,9 @@ class PrbsSinusoidSchedule:
             clock_s = float(self.prbs_clock_s)
             n_bits = int(np.floor(usable_s / clock_s + 1e-9))
         full_swing_s = 2 * ramp_s
+        if n_bits < 1 and clock_s >= full_swing_s * (1 - 1e-9):
+            raise ValueError(f"PRBS clock {clock_s:.4g} s is longer than a joint's turn ({usable_s:.3g} s of motion "
+                             "per joint): lengthen duration_s or shorten prbs_clock_s")
         if n_bits < 1 or clock_s < full_swing_s * (1 - 1e-9):
             raise ValueError(
                 f"PRBS clock {clock_s:.4g} s is shorter than a full velocity swing 2v/a = {full_swing_s:.4g} s "

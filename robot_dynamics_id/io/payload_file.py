@@ -118,6 +118,16 @@ def load_payload_file(path: str | Path) -> FlangePayload:
         robot=provenance.get("robot"), arm_model=provenance.get("arm_model"), source=source)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """The same model file: the same path, or a copy with the same content (a model moved to a shared folder)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
 def payload_notes(payload: FlangePayload, model_path: str | Path | None = None) -> list[str]:
     """What a result that uses ``payload`` should say about it: doubtful estimates, a point mass, another arm
     model than ``model_path`` behind the estimate."""
@@ -127,7 +137,7 @@ def payload_notes(payload: FlangePayload, model_path: str | Path | None = None) 
         notes.append(f"the payload {payload.source} did not determine its inertia: used as a point mass of "
                      f"{payload.mass_kg:.3f} kg at its CoM")
     if (model_path is not None and payload.arm_model
-            and Path(payload.arm_model).resolve() != Path(model_path).resolve()):
+            and not _same_file(Path(payload.arm_model), Path(model_path))):
         notes.append(f"the payload was identified with another arm model ({payload.arm_model}): it absorbed that "
                      "model's errors at the payload run's poses, not this one's")
     return notes

@@ -28,9 +28,10 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "identified model (rdi identify .../model.yaml); empty: the nominal model with the nominal drive "
                   "gains (robots/priors.py)"),
     ParameterSpec("rate_hz", "double", 500.0,
-                  "control rate with robot_connection topics: 500 (e-Series torque) or 125 (CB3 velocity); direct "
+                  "control rate with robot_connection topics (velocity output): 125 (CB3) or 500; direct "
                   "runs once per robot cycle (ur_interface rate_hz of robot_config_files)", "Hz"),
-    ParameterSpec("output_mode", "string", "torque", "torque (direct_torque, e-Series) or velocity (speedJ, CB3)"),
+    ParameterSpec("output_mode", "string", "torque",
+                  "torque (direct_torque, e-Series; robot_connection direct only) or velocity (speedJ, CB3)"),
     ParameterSpec("velocity_integration_base", "string", "",
                   "velocity output: integrate the command from the previous command or the measured velocity "
                   "(empty: command in direct, measured over topics, where the sample is older)"),

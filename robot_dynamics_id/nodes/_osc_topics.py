@@ -10,7 +10,9 @@ gets from owning the robot loop has to be checked here instead:
 * ur_interface's ``~/status`` (when it is published; the UR driver has none): the task starts only once it
   names the controller's arm (another arm's kinematics put the tool elsewhere: exit 2), and a fault,
   protective stop or lost connection it reports stops the controller (exit 1), as a robot fault does in
-  ``direct``; a different loop rate is warned about once;
+  ``direct``, and so does a command of ours it refused or stopped (the next command would start the arm
+  again: the controller would not know its law no longer reaches the arm); a different loop rate is warned
+  about once;
 * joint states that do not carry the model's joint names are named in a warning (a ``tf_prefix``).
 """
 
@@ -30,7 +32,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ..robots.model import same_robot
 
-__all__ = ["EXIT_CONFIGURATION", "Sample", "TopicsRobot", "interface_problem"]
+__all__ = ["EXIT_CONFIGURATION", "Sample", "TopicsRobot", "command_refusal", "interface_problem"]
 
 EXIT_CONFIGURATION = 2
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
@@ -67,6 +69,12 @@ def interface_problem(status: dict, robot: str, topic: str) -> tuple[str, int] |
     return None
 
 
+def command_refusal(status: dict) -> str | None:
+    """The event of a ``~/status`` message that says ur_interface refused or stopped a command, else None."""
+    event = str(status.get("event") or "")
+    return event if event.startswith("command stopped") or " command refused" in event else None
+
+
 class TopicsRobot:
     """Subscriptions, command publishers and checks of the ``topics`` connection (all thread-safe)."""
 
@@ -82,6 +90,7 @@ class TopicsRobot:
         self._current: np.ndarray | None = None
         self._wrench: tuple[np.ndarray, bool] | None = None
         self._status: dict | None = None
+        self._refusal: str | None = None  # ur_interface refused or stopped one of our commands
         self._other_names: list[str] | None = None
         self._warned: set[str] = set()
         topic = "/forward_effort_controller/commands" if output_mode == "torque" else \
@@ -95,9 +104,6 @@ class TopicsRobot:
                                  _SENSOR_QOS)
         if status_topic:
             node.create_subscription(String, status_topic, self._on_status, _STATUS_QOS)
-        if output_mode == "torque":
-            self._warn_once("torque output over topics: the transport's latency and jitter sit inside the torque "
-                            "loop (in simulation it lost the contact); for torque use robot_connection: direct")
 
     # ---- subscriptions (executor thread) ----------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -137,6 +143,8 @@ class TopicsRobot:
         if isinstance(status, dict):
             with self._lock:
                 self._status = status
+                # every status message is seen here; an event is only in the one that reports it
+                self._refusal = self._refusal or command_refusal(status)
 
     # ---- control thread ---------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -155,7 +163,9 @@ class TopicsRobot:
     def problem(self) -> tuple[str, int] | None:
         """Why the controller must stop now: (reason, exit code), or None."""
         with self._lock:
-            received_at, status = self._received_at, self._status
+            received_at, status, refusal = self._received_at, self._status, self._refusal
+        if refusal is not None and self._taken_t is not None:
+            return f"the robot node stopped a command of this controller: {refusal} ({self._status_topic})", 1
         if received_at is not None and time.monotonic() - received_at > self._timeout_s:
             return (f"no joint state for {time.monotonic() - received_at:.2f} s (state_timeout_s "
                     f"{self._timeout_s:g}): the robot node is gone or stalled", 1)

@@ -112,7 +112,10 @@ def test_a_sparse_file_and_a_poor_condition_number_are_judged_as_identify_will(t
     (["--kind", "payload", "--pose", "0,-1.57"], "2 values for 6 joints, in rad"),
     (["--kind", "prbs", "--prbs-velocity", "30"], "30 deg/s is 0.5236 rad/s"),
     (["--kind", "prbs", "--amplitude", "30"], "30 degrees is 0.5236 rad"),
-    (["--table-height", "50"], "the unit is m (50 mm is 0.05 m)"),
+    (["--table-height", "50"], "the unit is m (50 mm is 0.05 m"),
+    (["--table-height", "-50"], "is below the ur5e's reach"),
+    (["--duration", "30000"], "30000 ms is 30 s"),
+    (["--kind", "prbs", "--prbs-clock", "100"], "PRBS clock 100 s is longer than a joint's turn"),
 ])
 def test_plan_names_a_value_in_degrees_or_mm_before_planning(tmp_path, capsys, options, phrase):
     out = tmp_path / "t.yaml"

@@ -106,3 +106,15 @@ def test_another_robot_or_an_inconsistent_model_cannot_carry_it(tmp_path):
     masses[2] = -1.0
     with pytest.raises(PayloadFileError, match=r"links \[2\] are not physically consistent"):
         model_with_payload(replace(model, link_mass_kg=masses), load_payload_file(_write(tmp_path / "q.yaml")))
+
+
+def test_a_copy_of_the_arm_model_is_the_same_model(tmp_path):
+    original, copy = tmp_path / "a" / "model.yaml", tmp_path / "shared" / "model.yaml"
+    for path in (original, copy):  # the model moved to a shared folder: the same content
+        path.parent.mkdir()
+        path.write_text("schema: robot_dynamics_id/model/1\nrobot: ur3\n")
+    payload = load_payload_file(_write(tmp_path / "p.yaml", arm_model=str(original)))
+    assert payload.arm_model == str(original)
+    assert payload_notes(payload, copy) == []
+    copy.write_text("schema: robot_dynamics_id/model/1\nrobot: ur5e\n")
+    assert any("another arm model" in note for note in payload_notes(payload, copy))

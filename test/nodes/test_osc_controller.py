@@ -170,6 +170,8 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
     (["collision_model_file:=/nonexistent/model.yaml", "task:=polishing"], ("collision_model_file", "polishing")),
     # the tool from rdi payload: a file that is not there
     (["payload_file:=/nonexistent/payload.yaml"], ("payload_file", "does not exist; write one with `rdi payload")),
+    # torque over topics: the transport's delay inside the torque loop (a review's arm oscillated in contact)
+    (["robot_connection:=topics"], ("output_mode torque needs robot_connection: direct",)),
 ])
 def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,

@@ -86,3 +86,13 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
             assert ctl.stop() == 1, ctl.log()
     finally:
         robot.kill()
+
+
+def test_a_command_ur_interface_refused_or_stopped_is_recognised_in_its_status():
+    from robot_dynamics_id.nodes._osc_topics import command_refusal
+
+    stopped = {"state": "ready", "event": "command stopped: joint 3 moves at 7.16 rad/s, beyond its velocity limit"}
+    assert command_refusal(stopped) == stopped["event"]
+    assert command_refusal({"event": "velocity command refused: NaN in the command; arm stopped"})
+    assert command_refusal({"event": "watchdog: no command for 40 ms; arm stopped"}) is None
+    assert command_refusal({"state": "moving"}) is None
