@@ -144,7 +144,8 @@ class TopicsRobot:
             with self._lock:
                 self._status = status
                 # every status message is seen here; an event is only in the one that reports it
-                self._refusal = self._refusal or command_refusal(status)
+                if self._taken_t is not None:  # from the controller's first command on
+                    self._refusal = self._refusal or command_refusal(status)
 
     # ---- control thread ---------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -164,8 +165,6 @@ class TopicsRobot:
         """Why the controller must stop now: (reason, exit code), or None."""
         with self._lock:
             received_at, status, refusal = self._received_at, self._status, self._refusal
-        if refusal is not None and self._taken_t is not None:
-            return f"the robot node stopped a command of this controller: {refusal} ({self._status_topic})", 1
         if received_at is not None and time.monotonic() - received_at > self._timeout_s:
             return (f"no joint state for {time.monotonic() - received_at:.2f} s (state_timeout_s "
                     f"{self._timeout_s:g}): the robot node is gone or stalled", 1)
@@ -175,7 +174,10 @@ class TopicsRobot:
         if isinstance(theirs, (int, float)) and abs(theirs - self._rate_hz) > 0.01 * theirs:
             self._warn_once(f"the controller runs at {self._rate_hz:g} Hz, the robot node at {theirs:g} Hz "
                             f"({self._status_topic}): set rate_hz: {theirs:g}")
-        return interface_problem(status, self._robot, self._status_topic)
+        problem = interface_problem(status, self._robot, self._status_topic)  # a fault first: it says why
+        if problem is None and refusal is not None:
+            return f"the robot node stopped a command of this controller: {refusal} ({self._status_topic})", 1
+        return problem
 
     def take(self) -> Sample | None:
         """The newest sample if the law has not had it yet, else None."""

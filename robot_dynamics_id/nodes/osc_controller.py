@@ -102,13 +102,13 @@ class OscControllerNode(Node):
             self.get_logger().warning(f"model_file {p['model_file']} was identified as DOUBTFUL: "
                                       + "; ".join(model.provenance.get("problems") or []))
         self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
+        self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
+        self.robot_name = robot_name = controller_robot(p, None if model is None else model.robot, self.robot_config)
         if self.connection == "topics" and p["output_mode"] == "torque":
             # a review's polishing this way: the wrist at its speed limit for 6 s, in contact, up to 2x max_force_n
             raise ParameterError("output_mode torque needs robot_connection: direct (the law inside the robot loop); "
                                  "over topics the transport's delay sits inside the 500 Hz torque loop and the arm "
                                  "oscillates: use output_mode: velocity over topics")
-        self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
-        self.robot_name = robot_name = controller_robot(p, None if model is None else model.robot, self.robot_config)
         if model is None:
             try:
                 model = nominal_controller_model(robot_name)
