@@ -419,9 +419,9 @@ class OperationalSpaceController:
         self._update_contact_stage(sig, normal_force, time_s)
         if started is not None:  # reported like every stage change (the node logs and keeps command.events)
             c.events = (started, *c.events)
+        self._output.begin(sig)  # names the twist the motion law damps
         self._motion_law(sig, c.position_error_m, c.orientation_error_rad)
         c.force_error[:] = 0.0
-        self._output.begin(sig)
         gamma, jtf = c.joint_torque_nm, self._jtf
         if sig.stage is ContactStage.HYBRID:
             self._force_law(sig)

@@ -80,6 +80,9 @@ class CycleSignals:
         self.force_error = np.zeros(6)  # saturated force error, task axes
         self.f_star_o = np.zeros(6)  # force law F*_f at O, base axes
         self.twist_cmd = np.zeros(6)  # velocity output: the commanded twist at O
+        #: the twist the motion law damps: the measured one, or (velocity output integrated from its own
+        #: command) the commanded one; set by the output stage's begin()
+        self.damped_twist = self.twist_cmd
         self.a_vel = np.zeros(6)  # velocity output: the closed-loop acceleration
         self.integral = np.zeros(6)
         self.saturated = False
@@ -140,7 +143,12 @@ class EstimatedWrench:
 # ---- motion law -------------------------------------------------------------------------------------------
 class MotionLaw:
     """P2 eq. (3): F*_m = xdd_d - K_v (xd - xd_d) - K_p e, e = [x - x_d; the orientation error of eq. (13)];
-    in the IMPACT stage P2 eq. (10): F*_m = -k_v,impact xd (dissipate the impact)."""
+    in the IMPACT stage P2 eq. (10): F*_m = -k_v,impact xd (dissipate the impact).
+
+    xd is the twist the output stage names (``sig.damped_twist``): the measured one, or with velocity output
+    integrated from its own command the commanded one, so the arm's velocity servo lag stays out of the damping
+    loop (its gain K_v dt is near 1 at 125 Hz); the pose error is always measured.
+    """
 
     def __init__(self, osm: OperationalSpaceModel, kp: np.ndarray, kv: np.ndarray, kv_impact_per_s: float,
                  x_d: np.ndarray, r_d: np.ndarray, xd_d: np.ndarray, xdd_d: np.ndarray) -> None:
@@ -154,9 +162,9 @@ class MotionLaw:
         ori_err = orientation_error(osm.rotation, self._r_d)
         orientation_error_rad[:] = ori_err
         if sig.stage is ContactStage.IMPACT:
-            np.multiply(-self._kv_impact, osm.twist, out=accel)
+            np.multiply(-self._kv_impact, sig.damped_twist, out=accel)
         else:
-            np.subtract(osm.twist, self._xd_d, out=accel)
+            np.subtract(sig.damped_twist, self._xd_d, out=accel)
             accel *= -self._kv
             accel += self._xdd_d
             accel[:3] -= self._kp[:3] * pos_err
@@ -406,7 +414,7 @@ class TorqueOutput:
         self._gravity_data = None if gravity_model is None else gravity_model.createData()
 
     def begin(self, sig: CycleSignals) -> None:
-        pass
+        sig.damped_twist = self.osm.twist
 
     def hybrid(self, sig: CycleSignals) -> None:
         pass
@@ -432,6 +440,11 @@ class VelocityOutput:
     """Joint velocities (speedJ): the closed-loop model qdd = M^-1 J^T Lambda (a - Jdot qd) integrated one
     period from the previous command (or the measured velocity), clipped to the velocity limits.
 
+    Integrated from the previous command, the motion law damps the commanded twist (an admittance whose only
+    measured input is the pose, and the force): damping the measured twist closes a loop of gain K_v dt through
+    the servo's lag, which rings while holding still at 125 Hz. Integrated from the measured velocity, it damps
+    the measured twist.
+
     a in the HYBRID stage: Omega F*_m + s F*_f + (S R6 e)/m_a - k_vf (I - Omega) twist_cmd, an admittance in the
     force directions damped on the COMMANDED twist (pressed on a surface the arm stands still while its servo
     reference may still move); in IMPACT P2 eq. (10) on the commanded motion plus yielding to the contact
@@ -453,7 +466,8 @@ class VelocityOutput:
 
     def begin(self, sig: CycleSignals) -> None:
         it = self.integrator
-        sig.twist_cmd = self.osm.J @ (it.qd_cmd if it.valid else sig.qd)
+        np.dot(self.osm.J, it.qd_cmd if it.valid else sig.qd, out=sig.twist_cmd)
+        sig.damped_twist = sig.twist_cmd if self._from_command else self.osm.twist
 
     def hybrid(self, sig: CycleSignals) -> None:
         sig.a_vel = (sig.omega @ sig.accel + self._scale * sig.f_star_o

@@ -8,7 +8,8 @@ Subscribes
   /joint_states                       sensor_msgs/JointState (position rad, velocity rad/s)
   /motor_currents                     sensor_msgs/JointState (effort = motor current, A), same stamps
   <robot_node>/status                 std_msgs/String JSON (safety_mode: a cleared protective stop re-arms;
-                                      robot: a model of another arm is not used, it would stop the arm at once)
+                                      robot: a model of another arm would stop the arm at once: the node
+                                      ends, exit code 2, as the controller does)
 Publishes
   /collision_monitor/external_torque, /collision_monitor/residual, /collision_monitor/collision
                                       (nodes/_collision_topics.py)
@@ -16,7 +17,7 @@ Publishes
                                       makes a protective stop through the robot
   /diagnostics                        diagnostic_msgs/DiagnosticArray, 1 Hz, "collision_monitor: observer":
                                       samples, collisions; ERROR while not monitoring (the robot's rate differs
-                                      from the thresholds', the robot node runs another arm) or while no one
+                                      from the thresholds') or while no one
                                       takes <robot_node>/protective_stop (a wrong robot_node: a collision would
                                       stop nothing); WARN at a collision or when the samples stop
 """
@@ -178,7 +179,21 @@ class CollisionMonitorNode(Node):
         if theirs is not None and not same_robot(str(theirs), self.monitor.detector.robot):
             self._robot_problem = (f"the robot node runs a {theirs} ({self._robot_node}/status), the model is of a "
                                    f"{self.monitor.detector.robot}: give the model identified on this arm")
-            self._log_once(self._robot_problem + "; not monitoring")
+            self._log_once(self._robot_problem + "; not monitoring: collision_monitor ends (exit code 2)")
+
+    @property
+    def done(self) -> bool:
+        """A configuration error found at run time (the robot node runs another arm) ends the node."""
+        return self._robot_problem is not None
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self._robot_problem is not None else 0
+
+    @property
+    def exit_code_when_interrupted(self) -> int:
+        """A service: Ctrl-C is its normal end, unless it was refusing another arm's robot."""
+        return self.exit_code
 
     def _problem(self) -> str | None:
         """Why the monitor cannot do its job now (diagnostics ERROR), logged once."""

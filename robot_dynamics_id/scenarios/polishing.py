@@ -287,6 +287,8 @@ class FreeMotionResult:
     position_error_m: np.ndarray
     orientation_error_rad: np.ndarray
     peak_speed_m_s: float
+    #: per cycle, the largest joint command: |velocity| (rad/s) or |torque| (Nm) by output_mode
+    command_max: np.ndarray
 
     @property
     def max_position_error_m(self) -> float:
@@ -310,7 +312,7 @@ def run_free_motion(
     config_overrides: dict | None = None,
     tool: Tool | None = None,
 ) -> FreeMotionResult:
-    """Track a horizontal circle (``radius_m``) at a speed that ramps to ``peak_speed_m_s``,
+    """Track a horizontal circle (``radius_m``) at a speed that ramps to ``peak_speed_m_s`` (0: hold still),
     tool pointing down, fixed orientation. Errors are the motion point's true pose errors."""
     truth = truth or nominal_truth("ur3")
     controller_model = controller_model or truth
@@ -335,7 +337,7 @@ def run_free_motion(
     ctl.enter_free_motion()
     omega_peak = peak_speed_m_s / radius_m
     ramp = 1.0  # s to reach the peak angular rate (smooth)
-    times, pos_err, ori_err = [], [], []
+    times, pos_err, ori_err, command_max = [], [], [], []
     t0 = state.timestamp_s
     phase = 0.0
     for _ in range(int(duration_s / period)):
@@ -357,6 +359,7 @@ def run_free_motion(
             sim.direct_torque(cmd.torque_nm)
         else:
             sim.speed_j(cmd.velocity_rad_s, 40.0)
+        command_max.append(float(np.abs(cmd.torque_nm if mode is OutputMode.TORQUE else cmd.velocity_rad_s).max()))
         state = sim.step()
         flange = sim.flange_pose_base()
         times.append(t + period)
@@ -364,4 +367,5 @@ def run_free_motion(
         # rotation angle between actual and desired
         rel = rotation_d.T @ flange[:3, :3]
         ori_err.append(float(np.arccos(np.clip((np.trace(rel) - 1) / 2, -1.0, 1.0))))
-    return FreeMotionResult(np.array(times), np.array(pos_err), np.array(ori_err), peak_speed_m_s)
+    return FreeMotionResult(np.array(times), np.array(pos_err), np.array(ori_err), peak_speed_m_s,
+                            np.array(command_max))

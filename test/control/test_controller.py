@@ -80,6 +80,20 @@ def test_velocity_output_integrates_the_closed_loop_model(model):
     np.testing.assert_allclose(ctl.osm.J @ cmd.velocity_rad_s, [0, 0, up, 0, 0, 0], atol=1e-6)
 
 
+def test_velocity_output_from_its_command_damps_the_commanded_twist(model):
+    # On target, the arm measured moving, the previous command zero: integrated from the command, the law damps
+    # the commanded twist (zero) and commands nothing; integrated from the measured velocity, it damps the
+    # measured one.
+    moving = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.05])
+    for base, still in (("command", True), ("measured", False)):
+        ctl = _controller(model, output_mode="velocity", period_s=0.008, velocity_integration_base=base)
+        ctl.set_motion_target(ctl.osm.position_m.copy(), ctl.osm.rotation.copy())
+        ctl.enter_free_motion()
+        ctl.reset_velocity_integrator(np.zeros(6))
+        cmd = ctl.step(Q, moving, 0.0, wrench_base=np.zeros(6))
+        assert bool(np.abs(cmd.velocity_rad_s).max() < 1e-9) is still, (base, cmd.velocity_rad_s)
+
+
 def test_stop_commands_zero_and_holds(model):
     ctl = _controller(model)
     ctl.set_motion_target(ctl.osm.position_m + 0.05, ctl.osm.rotation)

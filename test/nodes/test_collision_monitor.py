@@ -106,6 +106,7 @@ class Recorder:
                                   lambda m: self.trajectory_status.append(json.loads(m.data)), reliable)
         self.trajectory_pub = probe.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, reliable)
         self.unlock_pub = probe.create_publisher(Empty, "/ur_interface/unlock_protective_stop", reliable)
+        self.other_arm_status_pub = probe.create_publisher(String, "/other_arm/status", reliable)
         probe.create_subscription(DiagnosticArray, "/diagnostics", lambda m: self.diagnostics.extend(m.status),
                                   reliable)
 
@@ -234,3 +235,24 @@ def test_collision_monitor_beside_ur_interface_stops_the_arm_through_it(tmp_path
     finally:
         assert monitor.stop() == 0, monitor.log()
         assert proc.stop() == 0, proc.log()
+
+
+def test_collision_monitor_ends_with_exit_2_beside_another_arm(tmp_path, files, session):
+    # A ur3 model's observer on a ur5e's samples would stop the arm at once: the monitor names both arms and
+    # ends, exit code 2 (a configuration error, as the controller's), rather than staying up doing nothing.
+    probe, recorder = session
+    model, _ = files
+    monitor = start_node(NodeLaunch(package="robot_dynamics_id", executable="collision_monitor",
+                                    name="collision_monitor_other", parameter_overrides={
+                                        "model_file": str(model), "robot_node": "/other_arm"}),
+                         log_dir=tmp_path, env=loopback_environment())
+    try:
+        def ended() -> bool:
+            recorder.other_arm_status_pub.publish(String(data=json.dumps({"robot": "ur5e", "state": "ready"})))
+            return not monitor.alive()
+
+        assert probe.wait_for(ended, 60.0), monitor.log()
+        assert monitor.popen.returncode == 2, monitor.log()
+        assert "the robot node runs a ur5e (/other_arm/status), the model is of a ur3" in monitor.log()
+    finally:
+        monitor.stop()
