@@ -28,8 +28,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "identified model (rdi identify .../model.yaml); empty: the nominal model with the nominal drive "
                   "gains (robots/priors.py)"),
     ParameterSpec("rate_hz", "double", 500.0,
-                  "control rate with robot_connection topics (velocity output): 125 (CB3) or 500; direct "
-                  "runs once per robot cycle (ur_interface rate_hz of robot_config_files)", "Hz"),
+                  "control rate with robot_connection topics and no robot_config_files: the robot node's, 125 "
+                  "(CB3) or 500; otherwise the rate_hz of robot_config_files (direct runs once per robot cycle)",
+                  "Hz"),
     ParameterSpec("output_mode", "string", "torque",
                   "torque (direct_torque, e-Series; robot_connection direct only) or velocity (speedJ, CB3)"),
     ParameterSpec("velocity_integration_base", "string", "",
@@ -95,8 +96,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("tf_prefix", "string", "",
                   "topics: prefix of the joint names on /joint_states (UR driver tf_prefix)"),
     ParameterSpec("robot_config_files", "string_array", [],
-                  "direct: ur_interface parameter files to configure the robot from (e.g. config/ur3.yaml, "
-                  "config/ur3_control.yaml); their ur_interface section is read"),
+                  "ur_interface parameter files (e.g. config/ur3.yaml, config/ur3_control.yaml; their "
+                  "ur_interface section is read): direct, the robot opened; topics, the files the robot node "
+                  "was started from (its arm and rate)"),
     ParameterSpec("robot_backend", "string", "", "direct: sim or rtde (empty: as in robot_config_files)"),
     ParameterSpec("robot_ip", "string", "", "direct: controller address (empty: as in robot_config_files)"),
     ParameterSpec("robot_parameters", "string_array", [],

@@ -117,8 +117,10 @@ class OscControllerNode(Node):
         if p["collision_model_file"] and self.robot_config is None:
             raise ParameterError("parameter 'collision_model_file' needs robot_connection: direct; with a separate "
                                  "robot node, give it to that node (ur_interface) or run collision_monitor")
-        # direct: the law runs once per robot cycle, so the control rate is the robot's
-        self.rate_hz = (self.robot_config.rate_hz if self.robot_config is not None
+        # direct: the law runs once per robot cycle, so the control rate is the robot's; topics: the robot node's,
+        # from the files it was started from when given (control.launch.py passes them)
+        files_config = self.robot_config or (direct_robot_config(p) if p["robot_config_files"] else None)
+        self.rate_hz = (files_config.rate_hz if files_config is not None
                         else check_positive("rate_hz", p["rate_hz"], upper=1000.0))
         axes = list(p["motion_axes"] or [])
         unknown = [a for a in axes if a not in AXES]

@@ -13,6 +13,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
+from robot_dynamics_id.node_launch import package_share
 from robot_dynamics_id.ros_processes import loopback_environment, start_node, wait_until
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -86,6 +87,21 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
             assert ctl.stop() == 1, ctl.log()
     finally:
         robot.kill()
+
+
+def test_a_topics_controller_runs_at_the_rate_of_the_robot_nodes_files(tmp_path, probe):
+    # control.launch.py connection:=topics with a CB3's parameter file (rate_hz 125): the controller takes the
+    # rate from the files ur_interface is started from, not its own 500 Hz default
+    cb3 = tmp_path / "ur3_cb3.yaml"
+    cb3.write_text((package_share() / "config" / "ur3.yaml").read_text().replace("rate_hz: 500.0", "rate_hz: 125.0"))
+    interface, controller = plan_launch("control.launch.py", {"sim": "true", "connection": "topics", "config": str(cb3),
+                                                              "output_mode": "velocity", "force_source": "sensor"})
+    ctl = _start(tmp_path, controller, "cb3")
+    try:
+        assert wait_until(lambda: "velocity output at 125 Hz to the robot node over topics" in ctl.log(), 60.0), \
+            ctl.log()
+    finally:
+        ctl.stop()
 
 
 def test_a_command_ur_interface_refused_or_stopped_is_recognised_in_its_status():
