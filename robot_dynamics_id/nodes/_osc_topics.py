@@ -44,7 +44,8 @@ _NOT_FOLLOWING = ("fault", "connecting", "stopped")
 
 @dataclass(frozen=True)
 class Sample:
-    """One cycle's input: joint state (stamp s, q rad, qd rad/s), wrench (base or tool0 axes), currents (A)."""
+    """One cycle's input: joint state (t: its stamp minus the first joint state's, s, as the robot's time in
+    ``direct`` starts near 0; q rad, qd rad/s), wrench (base or tool0 axes), currents (A)."""
 
     t: float
     q: np.ndarray
@@ -86,7 +87,8 @@ class TopicsRobot:
         self._lock = threading.Lock()
         self._joint: tuple[float, np.ndarray, np.ndarray] | None = None
         self._received_at: float | None = None  # monotonic time of the newest joint state
-        self._taken_t: float | None = None  # stamp of the sample last given to the law
+        self._taken_t: float | None = None  # t of the sample last given to the law
+        self._first_stamp_s: float | None = None  # the first joint state's stamp: the law's time starts there
         self._current: np.ndarray | None = None
         self._wrench: tuple[np.ndarray, bool] | None = None
         self._status: dict | None = None
@@ -118,7 +120,9 @@ class TopicsRobot:
         q = np.array([msg.position[i] for i in idx])
         qd = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
         with self._lock:
-            self._joint, self._received_at = (t, q, qd), time.monotonic()
+            if self._first_stamp_s is None:
+                self._first_stamp_s = t
+            self._joint, self._received_at = (t - self._first_stamp_s, q, qd), time.monotonic()
 
     def _on_current(self, msg: JointState) -> None:
         by_name = {n: i for i, n in enumerate(msg.name)}

@@ -9,6 +9,7 @@ import time
 
 import pytest
 import rclpy
+from geometry_msgs.msg import WrenchStamped
 from std_msgs.msg import Float64MultiArray, String
 
 from rdi_test_support.launch_emulation import plan_launch
@@ -26,6 +27,7 @@ def probe():
     p.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
                           lambda m: p.velocity_commands.append((time.monotonic(), list(m.data))), 100)
     p.protective_stop = p.create_publisher(String, "/ur_interface/protective_stop", 10)
+    p.target_wrench = p.create_publisher(WrenchStamped, "/osc_controller/target_wrench", 10)
     yield p
     p.close()
     rclpy.shutdown()  # the next module's session initialises its own context
@@ -60,6 +62,14 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
             peaks = [max(abs(v) for v in command) for _, command in probe.velocity_commands[200:]]
             assert sorted(peaks)[len(peaks) // 2] < 0.05 and "controller stopped" not in ctl.log(), \
                 (sorted(peaks)[len(peaks) // 2], max(peaks), ctl.log())
+            # a force target starts the approach; the stage line counts time from the first joint state, as
+            # direct's robot time does (it once printed the stamp's epoch time)
+            target = WrenchStamped()
+            target.wrench.force.z = 5.0
+            probe.target_wrench.publish(target)
+            assert wait_until(lambda: "free -> approach" in ctl.log(), 30.0), ctl.log()
+            line = next(x for x in ctl.log().splitlines() if "free -> approach" in x)
+            assert 0.0 < float(line.split("stage t=")[1].split(" s:")[0]) < 600.0, line
             probe.protective_stop.publish(String(data="test: protective stop"))
             assert wait_until(lambda: "controller stopped: robot fault" in ctl.log(), 30.0), ctl.log()
             assert ctl.alive()  # stopped, not gone: it waits for Ctrl-C, then reports the error
