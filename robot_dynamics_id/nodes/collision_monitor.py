@@ -17,7 +17,7 @@ Publishes
                                       makes a protective stop through the robot
   /diagnostics                        diagnostic_msgs/DiagnosticArray, 1 Hz, "collision_monitor: observer":
                                       samples, collisions; ERROR while not monitoring (the robot's rate differs
-                                      from the thresholds') or while no one
+                                      from the thresholds', no paired samples 5 s after the start) or while no one
                                       takes <robot_node>/protective_stop (a wrong robot_node: a collision would
                                       stop nothing); WARN at a collision or when the samples stop
 """
@@ -61,6 +61,8 @@ _SENSOR_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 _COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: samples whose stamps measure the rate when rate_hz is 0
 _RATE_SAMPLES = 100
+#: seconds after the start without a sample before the monitor says why (s)
+NO_SAMPLES_S = 5.0
 
 
 class CollisionMonitorNode(Node):
@@ -98,6 +100,8 @@ class CollisionMonitorNode(Node):
         self.create_subscription(JointState, "/motor_currents", self._on_current, _SENSOR_QOS)
         self.create_subscription(String, robot + "/status", self._on_status, _SENSOR_QOS)
         self._samples, self._collisions = 0, 0
+        self._received = {"/joint_states": 0, "/motor_currents": 0}  # messages, before pairing
+        self._started_s = time.monotonic()
         self._last_collision: str | None = None
         self._rate_problem: str | None = None
         self._sample_wall_s: float | None = None
@@ -129,6 +133,7 @@ class CollisionMonitorNode(Node):
         return self._index
 
     def _on_joint_state(self, msg: JointState) -> None:
+        self._received["/joint_states"] += 1
         index = self._order(msg)
         if index is None or len(msg.velocity) != len(msg.name):
             return
@@ -138,6 +143,7 @@ class CollisionMonitorNode(Node):
             self._pending.pop(next(iter(self._pending)))
 
     def _on_current(self, msg: JointState) -> None:
+        self._received["/motor_currents"] += 1
         t = self._stamp(msg)
         joint = self._pending.pop(t, None)
         index = self._order(msg)
@@ -197,13 +203,28 @@ class CollisionMonitorNode(Node):
 
     def _problem(self) -> str | None:
         """Why the monitor cannot do its job now (diagnostics ERROR), logged once."""
-        problem = self._rate_problem or self._robot_problem
+        problem = self._rate_problem or self._robot_problem or self._no_samples()
         # (from 2 s after monitoring began: the robot node's subscription is discovered with its samples)
         if (problem is None and self._stops and time.monotonic() - self._monitoring_since > 2.0
                 and self._stop_pub.get_subscription_count() == 0):
             problem = (f"no one subscribes to {self._robot_node}/protective_stop: a collision would not stop the "
                        "arm; set robot_node to the robot node's name (e.g. /ur_interface)")
             self._log_once(problem)
+        return problem
+
+    def _no_samples(self) -> str | None:
+        """Why no sample reached the observer NO_SAMPLES_S after the start (logged once), or None."""
+        if self._samples or self._stamps or time.monotonic() - self._started_s < NO_SAMPLES_S:
+            return None
+        missing = [topic for topic, count in self._received.items() if not count]
+        if missing:
+            problem = (f"no {' and no '.join(missing)} in {NO_SAMPLES_S:g} s: the observer needs both (joint "
+                       "states and motor currents, A, of the same cycles, as ur_interface publishes them); is the "
+                       "robot node running?")
+        else:
+            problem = ("/joint_states and /motor_currents arrive, but never with the same stamp (or without the "
+                       "model's joints and velocities): they must come from one robot node's cycles")
+        self._log_once(problem + "; not monitoring")
         return problem
 
     def _log_once(self, text: str) -> None:

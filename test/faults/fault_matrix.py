@@ -127,7 +127,7 @@ FAULTS: tuple[Fault, ...] = (
           "one line: \"the robot node runs a ur5e (/other_arm/status), the model is of a ur3: give the model "
           "identified on this arm; not monitoring: collision_monitor ends (exit code 2)\"",
           "the robot node runs a ur5e (/other_arm/status), the model is of a ur3", "no stop sent", 2,
-          "test/nodes/test_collision_monitor.py::test_collision_monitor_ends_with_exit_2_beside_another_arm"),
+          "test/nodes/test_collision_monitor.py::test_collision_monitor_names_missing_samples_and_ends_with_exit_2_beside_another_arm"),
     Fault("controller_for_another_interface", "compatibility",
           "osc_controller (robot_connection topics) with a UR5e model beside ur_interface running a UR3",
           "one line: \"controller stopped: the robot node runs a ur3 (/ur_interface/status), but the controller's "

@@ -237,7 +237,7 @@ def test_collision_monitor_beside_ur_interface_stops_the_arm_through_it(tmp_path
         assert proc.stop() == 0, proc.log()
 
 
-def test_collision_monitor_ends_with_exit_2_beside_another_arm(tmp_path, files, session):
+def test_collision_monitor_names_missing_samples_and_ends_with_exit_2_beside_another_arm(tmp_path, files, session):
     # A ur3 model's observer on a ur5e's samples would stop the arm at once: the monitor names both arms and
     # ends, exit code 2 (a configuration error, as the controller's), rather than staying up doing nothing.
     probe, recorder = session
@@ -247,6 +247,10 @@ def test_collision_monitor_ends_with_exit_2_beside_another_arm(tmp_path, files, 
                                         "model_file": str(model), "robot_node": "/other_arm"}),
                          log_dir=tmp_path, env=loopback_environment())
     try:
+        # no robot node publishes: after 5 s the monitor says what it lacks (it used to wait without a word)
+        assert probe.wait_for(lambda: "no /joint_states and no /motor_currents in 5 s" in monitor.log(), 60.0), \
+            monitor.log()
+
         def ended() -> bool:
             recorder.other_arm_status_pub.publish(String(data=json.dumps({"robot": "ur5e", "state": "ready"})))
             return not monitor.alive()
