@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 __all__ = ["LAUNCH_PLANS", "NodeLaunch", "control_nodes", "experiment_nodes", "identify_nodes", "launch_plan",
-           "node_command", "package_share", "ur_interface_nodes"]
+           "natural_oscillation_nodes", "node_command", "package_share", "ur_interface_nodes"]
 
 PACKAGE = "robot_dynamics_id"
 
@@ -127,12 +127,24 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
     return nodes
 
 
+def natural_oscillation_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", config: str | Path | None = None,
+                              sim_truth_seed: int | str = -1, robot: str = "ur3", model: str | Path = "",
+                              compensate_friction: bool | str = False, output: str | Path = "") -> list[NodeLaunch]:
+    """``natural_oscillation.launch.py``: ur_interface + natural_oscillation."""
+    return [_node("ur_interface", [Path(config) if config else _config("ur3.yaml")],
+                  {"backend": _backend(sim), "robot_ip": str(robot_ip), "sim_truth_seed": str(sim_truth_seed)}),
+            _node("natural_oscillation", [_config("natural_oscillation.yaml")],
+                  {"robot": str(robot), "model_file": str(model), "compensate_friction": _flag(compensate_friction),
+                   "output_file": str(output)})]
+
+
 #: launch file -> the function giving the processes it starts
 LAUNCH_PLANS: dict[str, Callable[..., list[NodeLaunch]]] = {
     "ur_interface.launch.py": ur_interface_nodes,
     "experiment.launch.py": experiment_nodes,
     "identify.launch.py": identify_nodes,
     "control.launch.py": control_nodes,
+    "natural_oscillation.launch.py": natural_oscillation_nodes,
 }
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "FactorizedArmModel",
     "IncrementalSearchResult",
     "MetaheuristicResult",
+    "NoFallAtLowEnd",
     "OscillationOutcome",
     "OscillationTrial",
     "PlanarChainFactorModel",
@@ -69,6 +70,10 @@ __all__ = [
     "zero_crossing_frequency_hz",
     "zero_crossing_times_s",
 ]
+
+
+class NoFallAtLowEnd(ValueError):
+    """A bisection found no fall at or below its low end: nothing to bisect."""
 
 
 @runtime_checkable
@@ -473,8 +478,8 @@ def bracketing_search(run_trial: TrialFunction, base_factors: np.ndarray, index:
     while trial_at(lo):
         hi, lo = lo, lo - width
         if len(history) >= max_trials or lo <= 0:
-            raise ValueError("the arm does not fall at the low end of the bracket; lower 'low' "
-                             "(friction can hold an under-compensated arm: see the report)")
+            raise NoFallAtLowEnd("the arm does not fall at the low end of the bracket: friction can hold an "
+                                 "under-compensated arm (feed it forward), or lower 'low'")
     while hi - lo > tolerance and len(history) < max_trials:
         mid = 0.5 * (lo + hi)
         if trial_at(mid):

@@ -34,7 +34,7 @@ import numpy as np
 from .natural_oscillation_ur3 import ACTIVE_JOINTS, UR3_UPRIGHT_Q_RAD
 
 __all__ = ["PLAUSIBLE_FACTORS", "ArmStopped", "FallGuard", "RobotLink", "SimulatedRobotLink", "StreamingVerticalPlaneArm",
-           "doubtful_search"]
+           "doubtful_search", "doubtful_trials"]
 
 
 class ArmStopped(RuntimeError):
@@ -321,19 +321,36 @@ class SimulatedRobotLink:
 PLAUSIBLE_FACTORS = (0.5, 2.0)
 
 
-def doubtful_search(factors, trials: list[dict]) -> list[str]:
-    """Why a bisection's result cannot be trusted (empty: it can): factors outside :data:`PLAUSIBLE_FACTORS`, or
-    most trials ended by the speed guard (trial summaries of :class:`StreamingVerticalPlaneArm`: ``fall``)."""
+def doubtful_trials(trials: list[dict]) -> list[str]:
+    """Why a set of trials cannot be trusted, whatever their factors (empty: they can): most trials ended by the
+    speed guard, or trials at the same factors that fell once and not once (the boundary is not repeatable)."""
     problems = []
-    f = np.asarray(factors, float)
-    if np.any(f < PLAUSIBLE_FACTORS[0]) or np.any(f > PLAUSIBLE_FACTORS[1]):
-        problems.append(f"the identified factors {np.round(f, 3).tolist()} put the first moments outside "
-                        f"{PLAUSIBLE_FACTORS[0]:g}-{PLAUSIBLE_FACTORS[1]:g}x the prior's: no real arm is that far from "
-                        "its model")
     speed = sum(t.get("fall") == "speed" for t in trials)
     if trials and speed > len(trials) / 2:
         problems.append(f"{speed} of {len(trials)} trials ended with a joint above the guard's speed, not by falling "
                         "away: the law drives the arm (with compensate_friction, a friction model that overestimates "
                         "the arm's friction pushes it along); try compensate_friction false, or a model identified "
                         "with --friction-model p2 on a slow excitation")
+    outcomes: dict[tuple, list[tuple]] = {}
+    for t in (t for t in trials if "factors" in t):
+        key = tuple(np.round(np.asarray(t["factors"], float), 9).tolist())
+        outcomes.setdefault(key, []).append((t.get("trial"), bool(t.get("fell"))))
+    for key, seen in outcomes.items():
+        if len({fell for _, fell in seen}) > 1:
+            fell = [n for n, f in seen if f]
+            held = [n for n, f in seen if not f]
+            problems.append(f"factors {list(key)} fell in trial(s) {fell} and did not in {held}: the fall boundary "
+                            "is not repeatable here (friction that varies, a disturbance, a push that differs)")
     return problems
+
+
+def doubtful_search(factors, trials: list[dict]) -> list[str]:
+    """Why a bisection's result cannot be trusted (empty: it can): factors outside :data:`PLAUSIBLE_FACTORS`, or
+    :func:`doubtful_trials` (trial summaries of :class:`StreamingVerticalPlaneArm`: ``fall``, ``fell``)."""
+    problems = []
+    f = np.asarray(factors, float)
+    if np.any(f < PLAUSIBLE_FACTORS[0]) or np.any(f > PLAUSIBLE_FACTORS[1]):
+        problems.append(f"the identified factors {np.round(f, 3).tolist()} put the first moments outside "
+                        f"{PLAUSIBLE_FACTORS[0]:g}-{PLAUSIBLE_FACTORS[1]:g}x the prior's: no real arm is that far from "
+                        "its model")
+    return problems + doubtful_trials(trials)

@@ -8,7 +8,11 @@ compensation (UR ``direct_torque`` adds it), with the base and wrist joints
 held by PD. It falls if the model's gravity is too small, oscillates if too
 large; the fall boundary per lumped first moment is bisected.
 
-Subscribes ``/joint_states`` (sensor_msgs/JointState). Publishes
+Subscribes ``/joint_states`` (sensor_msgs/JointState) and the robot node's status
+(``interface_status_topic``, ur_interface's ``~/status``; the UR driver has none): before the first
+trial the arm it runs and whether it takes torque commands are checked (another arm, or no torque:
+exit 2, nothing moved); a fault, or a command of ours it refused, during the trials stops the
+procedure (exit 3: torque commands that were never applied must not read as "does not fall"). Publishes
 ``/forward_effort_controller/commands`` (std_msgs/Float64MultiArray, N m,
 configured joint order), ``/forward_velocity_controller/commands`` (rad/s:
 the moves upright, the push, and the zero-velocity stop when the guard sees a
@@ -21,9 +25,11 @@ The procedure runs in its own thread at the robot rate (one command per
 received state); the ROS callbacks only hand over the latest joint state.
 
 Exit codes: 0 done, 1 error, 2 configuration, 3 the arm was stopped (a hard limit,
-no joint states) or the result is doubtful (factors no real arm has, most trials
-ended by the speed guard: ``status``/``problems`` in the output), 6 cancelled by
-Ctrl-C/SIGTERM (the arm is stopped first).
+no joint states, the robot node's fault or refusal) or the result is doubtful (factors
+no real arm has, most trials ended by the speed guard, the same factors fell once and
+not once: ``status``/``problems`` in the output), 6 cancelled by Ctrl-C/SIGTERM (the
+arm is stopped first). ``output_file`` is written whatever the end: ``status`` ok,
+doubtful, refused, stopped, failed or cancelled, with the trials run so far.
 """
 
 from __future__ import annotations
@@ -81,7 +87,10 @@ NATURAL_OSCILLATION_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("high", "double", 1.25, "bisection: factor expected to oscillate"),
     ParameterSpec("tolerance", "double", 0.004, "bisection: final bracket width of each factor"),
     ParameterSpec("max_trials", "integer", 15, "bisection: most trials per lumped parameter"),
-    ParameterSpec("output_file", "string", "", "write the result here as JSON (empty: only the progress topic)"),
+    ParameterSpec("output_file", "string", "", "write the result here as JSON, also a failed or cancelled run's "
+                  "trials (empty: only the progress topic)"),
+    ParameterSpec("interface_status_topic", "string", "/ur_interface/status",
+                  "the robot node's status (arm, torque support, faults, refused commands); empty: none (UR driver)"),
     ParameterSpec("exit_when_done", "bool", True, "end the process when the procedure is finished"),
 )
 
@@ -116,6 +125,48 @@ class _Cancelled(Exception):
     """Ctrl-C/SIGTERM: the procedure ends at its next command; the arm is stopped by the zero-velocity command."""
 
 
+class _Refused(Exception):
+    """The robot node cannot run the trials (another arm, no torque commands): nothing moved, exit code 2."""
+
+
+def interface_problem(status: dict, robot: str, topic: str) -> str | None:
+    """Why the robot node whose ``~/status`` is ``status`` must not get the trials' torque commands, or None."""
+    theirs = status.get("robot")
+    if theirs is not None and not same_robot(str(theirs), robot):
+        return (f"the robot node runs a {theirs} ({topic}), but parameter 'robot' is {robot}: start ur_interface "
+                f"with this arm's parameter file, or set robot:={theirs} with a model of it")
+    if status.get("supports_torque") is False:
+        return (f"the robot node does not take torque commands ({topic}: supports_torque false); the trials are "
+                "torque-controlled: an e-Series with PolyScope >= 5.23 and supports_torque: true in its "
+                "parameter file, or the simulated arm (backend: sim)")
+    return None
+
+
+def _check_friction_prior(model_file: str, prior) -> None:
+    """compensate_friction feeds model_file's friction forward: refuse when there is none to feed."""
+    if not model_file:
+        raise ParameterError("parameter 'compensate_friction' is true but 'model_file' is empty: the published "
+                             "nominal model has no friction; give an identified model of this arm (rdi identify)")
+    friction = prior.friction
+    if not any(np.any(np.asarray(getattr(friction, name), float) != 0)
+               for name in ("static_nm", "coulomb_nm", "viscous_nm_s_per_rad")):
+        raise ParameterError(f"parameter 'compensate_friction' is true but model_file {model_file} has no friction "
+                             "(all zero): give a model identified with friction (rdi identify)")
+
+
+def _nominal_gains_note(model_file: str, prior) -> str | None:
+    """A warning when the prior's drive gains are the published nominal ones (assumed, not calibrated)."""
+    from ..robots.priors import NOMINAL_DRIVE_GAINS_NM_PER_A
+
+    gains = prior.drive_gains_nm_per_a
+    nominal = NOMINAL_DRIVE_GAINS_NM_PER_A.get(str(prior.robot))
+    if not model_file or gains is None or nominal is None or not np.allclose(gains, nominal):
+        return None
+    return (f"model_file {model_file} was identified with the nominal drive gains {list(nominal)}: its gravity "
+            "and friction (Nm) scale with their error, which the search reads as gravity; calibrate the gains "
+            "first (rdi drive-gains)")
+
+
 class _RosLink:
     """The :class:`~robot_dynamics_id.identification.natural_oscillation_robot.RobotLink` over ROS topics.
 
@@ -129,6 +180,11 @@ class _RosLink:
     def _check(self) -> None:
         if self._node.cancelled.is_set():
             raise _Cancelled
+        stop = self._node.interface_stop
+        if stop is not None:
+            from ..identification.natural_oscillation_robot import ArmStopped
+
+            raise ArmStopped(stop)
 
     def next_state(self, timeout_s: float):
         self._check()
@@ -159,6 +215,12 @@ class NaturalOscillationNode(Node):
                                                   _COMMAND_QOS)
         self._progress_pub = self.create_publisher(String, "/natural_oscillation/progress", _STATE_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
+        self._status: dict | None = None
+        self._rejected_at_start: int | None = None  # ur_interface's rejected_commands when the trials began
+        self.interface_stop: str | None = None  # the robot node's fault or refusal: the procedure stops
+        self._trials: list[dict] = []
+        if self._status_topic:
+            self.create_subscription(String, self._status_topic, self._on_status, _STATE_QOS)
         self._thread = threading.Thread(target=self._run, name="natural_oscillation", daemon=True)
         # The procedure starts once the node spins: a signal before that interrupts the construction (nothing
         # has moved); from then on it cancels the procedure, which stops the arm and says so.
@@ -198,6 +260,10 @@ class NaturalOscillationNode(Node):
         self._prior = model("model_file")
         self._robot_gravity = model("robot_gravity_model_file")
         self._compensate_friction = bool(p["compensate_friction"])
+        if self._compensate_friction:
+            _check_friction_prior(p["model_file"], self._prior)
+        self._gains_note = _nominal_gains_note(p["model_file"], self._prior)
+        self._status_topic = str(p["interface_status_topic"] or "")
         self._upright = np.array(check_vector("upright_q_rad", p["upright_q_rad"], n))
         self._push = check_positive("push_rad_s", p["push_rad_s"], upper=0.5)
         self._excursion = check_positive("max_excursion_rad", p["max_excursion_rad"], upper=1.0)
@@ -248,6 +314,23 @@ class NaturalOscillationNode(Node):
             return
         self.latest.put(q, qd)
 
+    def _on_status(self, msg: String) -> None:
+        try:
+            status = json.loads(msg.data)
+        except ValueError:
+            return
+        if not isinstance(status, dict):
+            return
+        self._status = status
+        rejected = status.get("rejected_commands")
+        if self._rejected_at_start is None or self.interface_stop is not None:
+            return
+        if isinstance(rejected, int) and rejected > self._rejected_at_start:
+            self.interface_stop = (f"the robot node refused our commands ({self._status_topic}: "
+                                   f"{status.get('event') or 'rejected_commands ' + str(rejected)}): stopped")
+        elif status.get("fault"):
+            self.interface_stop = f"robot fault ({self._status_topic}): {status['fault']}: stopped"
+
     @property
     def done(self) -> bool:
         """The job has ended (run_node then exits with :attr:`exit_code`)."""
@@ -274,14 +357,23 @@ class NaturalOscillationNode(Node):
             self.exit_code = EXIT_CANCELLED
             self.get_logger().warning("natural oscillation cancelled (signal): arm stopped")
             self._publish(phase="cancelled")
+            self._write_unfinished("cancelled", "cancelled by a signal")
+        except _Refused as exc:
+            self.exit_code = 2
+            self.get_logger().error(f"natural oscillation refused: {exc}")
+            self._publish(phase="aborted", reason=str(exc))
+            self._write_unfinished("refused", str(exc))
         except ArmStopped as exc:
             self.exit_code = 3
             self.get_logger().error(str(exc))
             self._publish(phase="aborted", reason=str(exc))
+            self._write_unfinished("stopped", str(exc))
         except Exception as exc:  # never leave the arm in torque mode
             self.exit_code = 1
-            self.get_logger().error(f"natural oscillation stopped: {type(exc).__name__}: {exc}")
-            self._publish(phase="aborted", reason=str(exc))
+            reason = f"{type(exc).__name__}: {exc}{self._advice(exc)}"
+            self.get_logger().error(f"natural oscillation stopped: {reason}")
+            self._publish(phase="aborted", reason=reason)
+            self._write_unfinished("failed", reason)
         finally:
             self.velocity_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
             self._finished.set()
@@ -289,7 +381,7 @@ class NaturalOscillationNode(Node):
     def _procedure(self) -> None:
         from ..identification.natural_oscillation import PushExperiment, run_push_trial
         from ..identification.natural_oscillation_robot import (ArmStopped, FallGuard, StreamingVerticalPlaneArm,
-                                                                doubtful_search)
+                                                                doubtful_search, doubtful_trials)
         from ..identification.natural_oscillation_ur3 import (
             ACTIVE_JOINTS,
             FrictionCompensatedModel,
@@ -324,9 +416,12 @@ class NaturalOscillationNode(Node):
                 raise _Cancelled
             if waited_s >= 30.0:
                 raise ArmStopped("no /joint_states for 30 s: is ur_interface running?")
+        self._check_interface()
+        if self._gains_note:
+            self.get_logger().warning(self._gains_note)
         law = _FactorRecorder(law)
 
-        trials: list[dict] = []
+        trials = self._trials
 
         def report(summary: dict) -> None:
             # Called when a trial ends (the next reset or the end): the arm is stopped by then.
@@ -341,11 +436,14 @@ class NaturalOscillationNode(Node):
             for f in self._trial_factors:
                 run_push_trial(arm, law, f, experiment)
             arm.finish_trial()
+            problems = doubtful_trials(trials)
             self._publish(phase="done", trials=arm.trials, guard_falls=arm.falls, trial_time_s=arm.trial_time_s)
-            if self._output:
-                Path(self._output).expanduser().write_text(json.dumps(
-                    {"phase": "done", "trials": trials, "guard_falls": arm.falls, "trial_time_s": arm.trial_time_s},
-                    indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+            self._write({"phase": "done", "status": "doubtful" if problems else "ok", "problems": problems,
+                         "trials": trials, "guard_falls": arm.falls, "trial_time_s": arm.trial_time_s})
+            for problem in problems:
+                self.get_logger().error(f"doubtful: {problem}")
+            if problems:
+                self.exit_code = 3
             return
         result = identify_vertical_plane_gravity(arm, law, experiment, low=self._low, high=self._high,
                                                  tolerance=self._tolerance, max_trials=self._max_trials)
@@ -358,13 +456,55 @@ class NaturalOscillationNode(Node):
         problems = doubtful_search(result.factors, trials)
         out.update(status="doubtful" if problems else "ok", problems=problems)
         self._publish(**out)
-        if self._output:
-            Path(self._output).expanduser().write_text(json.dumps(out, indent=2))
+        self._write({**out, "trials_run": trials})
         self.get_logger().info(f"identified first moments {out['first_moments_kgm']}")
         for problem in problems:
             self.get_logger().error(f"doubtful: {problem}")
         if problems:
             self.exit_code = 3
+
+    def _check_interface(self) -> None:
+        """Before the first trial: the robot node runs this arm and takes torque commands (else _Refused)."""
+        if not self._status_topic:
+            return
+        for _ in range(30):  # ur_interface publishes its status at status_rate_hz (10 Hz)
+            if self._status is not None or self.cancelled.is_set():
+                break
+            self.latest.take_new(0.1)
+        status = self._status
+        if status is None:
+            self.get_logger().warning(f"no status on {self._status_topic}: the robot's arm and torque support are "
+                                      "not checked (set interface_status_topic: '' for a robot node without one)")
+            return
+        problem = interface_problem(status, self._robot.name, self._status_topic)
+        if problem:
+            raise _Refused(problem)
+        rejected = status.get("rejected_commands")
+        self._rejected_at_start = int(rejected) if isinstance(rejected, int) else 0
+        self.get_logger().info(f"robot node checked ({self._status_topic}): a {status.get('robot', '(unnamed)')} "
+                               "that takes torque commands")
+
+    def _advice(self, exc: Exception) -> str:
+        from ..identification.natural_oscillation import NoFallAtLowEnd
+
+        if not isinstance(exc, NoFallAtLowEnd):
+            return ""
+        if not self._compensate_friction:
+            return (": the joints' friction holds the arm; feed it forward: compensate_friction: true with "
+                    "model_file, an identified model of this arm (README, natural oscillation)")
+        return ": lower 'low', or check model_file's friction (it may underestimate the arm's)"
+
+    def _write(self, result: dict) -> None:
+        if self._output:
+            Path(self._output).expanduser().write_text(json.dumps(
+                result, indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+
+    def _write_unfinished(self, status: str, reason: str) -> None:
+        """The output file of a run that did not finish: why, and the trials it ran (nothing is lost)."""
+        try:
+            self._write({"phase": "unfinished", "status": status, "problems": [reason], "trials": self._trials})
+        except OSError as exc:
+            self.get_logger().error(f"could not write {self._output}: {exc}")
 
     # ---- stop on a signal (run_node) ------------------------------------------------------------------
     def begin_stop(self) -> None:

@@ -7,7 +7,8 @@ Publishes
   /target_moment                             sensor_msgs/JointState  effort = controller model torque, Nm
   /force_torque_sensor_broadcaster/wrench    geometry_msgs/WrenchStamped, TCP wrench in the BASE frame
   ~/command                                  sensor_msgs/JointState, what the loop sent the robot each cycle
-  ~/status                                   std_msgs/String, JSON: robot, rate_hz, velocity_limits_rad_s (x velocity_scale),
+  ~/status                                   std_msgs/String, JSON: robot, rate_hz, supports_torque,
+                                             velocity_limits_rad_s (x velocity_scale),
                                              state, connected, modes, watchdog, fault,
                                              loop timing, real_time_factor (robot seconds per wall second),
                                              robot_time_s (robot clock, s) and stamp_offset_s (message stamp =
@@ -356,6 +357,8 @@ class UrInterfaceNode(Node):
         status["robot"] = self.config.robot_name
         status["velocity_limits_rad_s"] = [round(float(v), 5) for v in self.config.limits.velocity_rad_s]
         status["rate_hz"] = self.config.rate_hz
+        # natural_oscillation refuses to run its torque trials on a robot that would refuse the commands
+        status["supports_torque"] = self.config.supports_torque
         return status
 
     def _publish_status(self, event: str | None = None) -> None:

@@ -31,6 +31,8 @@ class Fault:
     test: str  # path::function of the test that shows it
 
 
+_NATURAL_OSCILLATION_TEST = ("test/nodes/test_natural_oscillation_node.py::"
+                             "test_no_torque_or_refused_commands_stop_the_trials_and_the_output_is_kept")
 _TOPICS_TEST = ("test/nodes/test_osc_controller_topics.py::"
                 "test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silent_robot")
 
@@ -90,7 +92,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("signal_natural_oscillation", "Ctrl-C / SIGTERM", "Ctrl-C or SIGTERM to natural_oscillation",
           "\"natural oscillation cancelled (signal): arm stopped\"; no command after the zero-velocity stop",
           "natural oscillation cancelled (signal): arm stopped",
-          "the trials finished so far on ~/progress", 6,
+          "the trials finished so far on ~/progress and in output_file (status cancelled)", 6,
           "test/faults/test_fault_acceptance.py::test_a_signal_cancels_natural_oscillation_with_exit_6"),
     # ---- compatibility --------------------------------------------------------------------------------------
     Fault("model_for_another_robot", "compatibility",
@@ -122,6 +124,16 @@ FAULTS: tuple[Fault, ...] = (
           "set robot_node to the robot node's name (e.g. /ur_interface)\"; /diagnostics ERROR",
           "no one subscribes to /ur_iface/protective_stop", "it keeps reporting collisions", None,
           "test/nodes/test_collision_monitor.py::test_collision_monitor_beside_ur_interface_stops_the_arm_through_it"),
+    Fault("natural_oscillation_without_torque", "compatibility",
+          "natural_oscillation beside a robot node that takes no torque commands (a CB3, supports_torque false)",
+          "one line: \"natural oscillation refused: the robot node does not take torque commands (…: supports_torque "
+          "false); the trials are torque-controlled: …\"", "does not take torque commands", "nothing moved; "
+          "output_file with status refused", 2, _NATURAL_OSCILLATION_TEST),
+    Fault("natural_oscillation_commands_refused", "robot connection",
+          "the robot node refuses natural_oscillation's torque commands, or faults, during the trials",
+          "\"the robot node refused our commands (…/status: <its event>): stopped\"", "the robot node refused our "
+          "commands", "the arm stopped; the trials so far in output_file (status stopped); never \"does not "
+          "fall\" for torque that was not applied", 3, _NATURAL_OSCILLATION_TEST),
     Fault("collision_monitor_for_another_arm", "compatibility",
           "collision_monitor with a UR3 model beside a robot node whose status names a UR5e",
           "one line: \"the robot node runs a ur5e (/other_arm/status), the model is of a ur3: give the model "

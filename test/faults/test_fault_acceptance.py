@@ -355,7 +355,7 @@ def test_a_signal_finishes_the_bag_with_its_metadata(tmp_path, probe, signum):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_cancels_natural_oscillation_with_exit_6(tmp_path, signum):
     expect = row("signal_natural_oscillation")
-    # no launch file starts it (README: ros2 run with its config file)
+    # alone, as ros2 run with its config file starts it (natural_oscillation.launch.py adds ur_interface)
     node = NodeLaunch("robot_dynamics_id", "natural_oscillation", "natural_oscillation",
                       parameter_files=[package_share() / "config" / "natural_oscillation.yaml"])
     proc = start_node(node, log_dir=tmp_path, env=loopback_environment())

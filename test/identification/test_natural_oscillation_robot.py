@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from robot_dynamics_id.identification.natural_oscillation_robot import FallGuard, doubtful_search
+from robot_dynamics_id.identification.natural_oscillation_robot import FallGuard, doubtful_search, doubtful_trials
 
 
 def test_speed_is_separate_from_the_hard_limits():
@@ -25,3 +25,14 @@ def test_a_search_that_ends_at_factors_no_arm_has_or_on_speed_stops_is_doubtful(
     (problem,) = doubtful_search([1.1, 1.0], speed + falls)
     assert problem.startswith("17 of 21 trials ended with a joint above the guard's speed") and \
         "compensate_friction false" in problem
+
+
+def test_the_same_factors_falling_once_and_not_once_is_doubtful():
+    # a review's search: [1.25, 1.3] fell in trial 10 and did not in trial 12, and the result said ok
+    trials = [{"trial": 10, "factors": [1.25, 1.3], "fell": True, "fall": "excursion"},
+              {"trial": 11, "factors": [1.25, 1.1], "fell": True, "fall": "excursion"},
+              {"trial": 12, "factors": [1.25, 1.3], "fell": False}]
+    (problem,) = doubtful_trials(trials)
+    assert problem.startswith("factors [1.25, 1.3] fell in trial(s) [10] and did not in [12]"), problem
+    assert doubtful_search([1.1, 1.0], trials) == [problem]
+    assert doubtful_trials(trials[:2]) == []

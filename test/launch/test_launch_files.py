@@ -93,6 +93,9 @@ RUNTIME_PLAN_CASES = [
     ("control.launch.py", {"sim": "false", "task": "polishing", "model": "/m.yaml", "output_mode": "velocity",
                            "force_source": "estimated", "connection": "topics"}),
     ("control.launch.py", {"connection": "topics"}),
+    ("natural_oscillation.launch.py", {}),
+    ("natural_oscillation.launch.py", {"sim": "false", "robot_ip": "192.168.1.102", "model": "/m.yaml",
+                                       "compensate_friction": "true", "output": "/o.json", "robot": "ur5e"}),
     # another arm: its ur_interface parameter file (the launch files check it exists: here the package's own,
     # given by path) and, for the controller, its name
     ("experiment.launch.py", {"excitation": "e.yaml", "config": str(_CONFIG / "ur3_control.yaml")}),
