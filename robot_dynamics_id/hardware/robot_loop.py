@@ -10,7 +10,13 @@ command can never be replayed.
 Fault handling: any backend error, a protective/emergency stop, or a stopped
 program stops the arm, drops the pending command and reports the fault. The
 loop then reconnects with back-off and reports ``ready``; motion resumes only
-when a new command arrives after that.
+when a new command arrives after that. A program stopped on the controller
+while the loop was connected and the robot fine (a stop on the pendant or
+dashboard, or the controller's RTDE watchdog) is an operator's stop as far as
+the loop can tell: it is not undone by a reconnection (which would upload the
+control script again) but only on :meth:`RobotLoop.request_program_restart`,
+as the UR driver's ``resend_robot_program``. A lost connection, and a
+protective stop once it is unlocked, reconnect by themselves.
 
 A controller can also run *inside* the cycle (``cycle_controller``): it gets
 each fresh sample and returns the command for the same cycle, so a torque loop
@@ -40,7 +46,13 @@ from .backend import BackendConfigurationError, BackendError, RobotBackend
 from .os_thread import set_os_thread_name
 from .safety import CommandRejected, GuardedCommand, SafetyGuard
 
-__all__ = ["CycleCommand", "LoopState", "LoopStatus", "RobotLoop"]
+__all__ = ["PROGRAM_STOPPED", "CycleCommand", "LoopState", "LoopStatus", "RobotLoop"]
+
+
+#: the fault while the control script is stopped on the controller and the robot fine (see the module docstring)
+PROGRAM_STOPPED = ("program stopped on the controller (a stop on the pendant or dashboard, or its RTDE watchdog "
+                   "after this PC stalled): the arm stays stopped; restart the control script when it is safe "
+                   "(ur_interface: ~/resend_robot_program, std_msgs/Empty)")
 
 
 class LoopState:
@@ -159,6 +171,8 @@ class RobotLoop:
         self._cycle_count = 0
         self._pending_protective_stop: str | None = None
         self._pending_unlock = False
+        self._restart_requested = False  # request_program_restart(), taken at the next program stop check
+        self._saw_safety_stop = False  # a protective/emergency stop since the last upload: its unlock restarts
 
     # ---- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -220,6 +234,14 @@ class RobotLoop:
     def request_unlock_protective_stop(self) -> None:
         """Ask the robot to leave its protective stop at the next cycle (any thread; the result is an event)."""
         self._pending_unlock = True
+
+    def request_program_restart(self) -> bool:
+        """Upload the control script again after a program stop (any thread): the operator's decision, never
+        the loop's. False (and nothing done) when no program stop holds the loop."""
+        if self._status.fault != PROGRAM_STOPPED:
+            return False
+        self._restart_requested = True
+        return True
 
     def run_cycles(self, count: int) -> None:
         """Connect if needed, then run ``count`` cycles in the calling thread without waiting for deadlines.
@@ -448,10 +470,19 @@ class RobotLoop:
         state = backend.read()
         self._latest = state
         problem = self._robot_problem(state)
+        if state.safety_mode not in (int(SafetyMode.NORMAL), int(SafetyMode.REDUCED)):
+            self._saw_safety_stop = True
         if problem is not None and not state.program_running and state.safety_mode == int(SafetyMode.NORMAL) \
                 and state.robot_mode == int(RobotMode.RUNNING):
-            # The control script stopped while the robot is fine: reconnecting uploads it again.
-            raise BackendError("control script not running on the controller")
+            # The control script stopped while the robot is fine. After an unlocked protective stop, or on the
+            # operator's request, reconnecting uploads it again; otherwise it was stopped on purpose, as far as
+            # the loop can tell (pendant, dashboard, or the RTDE watchdog): it stays stopped.
+            if self._saw_safety_stop or self._restart_requested:
+                restart = self._restart_requested
+                self._saw_safety_stop = self._restart_requested = False
+                raise BackendError("control script restarted on request" if restart else
+                                   "control script not running on the controller")
+            problem = PROGRAM_STOPPED
         if problem is not None:
             self._fault(problem)
         elif self._status.state == LoopState.FAULT:

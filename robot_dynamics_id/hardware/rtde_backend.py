@@ -375,11 +375,8 @@ class RtdeBackend(RobotBackend):
                 self._dashboard_stop()  # commands may not get through either
                 raise BackendError(f"the RTDE data stream from {self.robot_ip} stalled: no new sample for "
                                    f"{(now - self._last_fresh_s) * 1000:.0f} ms")
-        if not state.program_running and state.safety_mode in (int(SafetyMode.NORMAL), int(SafetyMode.REDUCED)):
-            # stopped by the RTDE watchdog, the dashboard or a cleared protective stop: reconnecting
-            # re-uploads the control script
-            raise BackendError("the control script is not running on the controller (stopped by the RTDE "
-                               "watchdog, the dashboard, or a protective stop)")
+        # A stopped control script is reported in the state (program_running): the robot loop decides whether
+        # to upload it again (connect) or to wait for the operator (robot_loop.PROGRAM_STOPPED).
         return state
 
     def _wait_for_new_sample(self, r) -> None:

@@ -36,6 +36,9 @@ Subscribes
                                              collision_monitor beside this node sends it)
   ~/unlock_protective_stop                   std_msgs/Empty: leave the protective stop (UR: dashboard 'unlock
                                              protective stop', refused for 5 s after the stop)
+  ~/resend_robot_program                     std_msgs/Empty: upload the control script again after a program
+                                             stop on the pendant, the dashboard or by the RTDE watchdog (which
+                                             the node never undoes by itself), as the UR driver's service
 Collision observer (collision_model_file set): runs in the robot loop on every sample; publishes
 /collision_monitor/{external_torque, residual, collision} (nodes/_collision_topics.py) and makes a protective
 stop at a collision (collision_reaction).
@@ -129,6 +132,7 @@ class UrInterfaceNode(Node):
         self.create_subscription(Float64, "~/speed_scaling", self._on_speed_scaling, COMMAND_QOS)
         self.create_subscription(String, "~/protective_stop", self._on_protective_stop, COMMAND_QOS)
         self.create_subscription(Empty, "~/unlock_protective_stop", self._on_unlock, COMMAND_QOS)
+        self.create_subscription(Empty, "~/resend_robot_program", self._on_resend_program, COMMAND_QOS)
         monitor, self._collision_topics = in_loop_collision_monitor(
             self, {k: v for k, v in raw.items() if k in collision}, cfg,
             stamp_offset=lambda: self._topics.clock_offset_s)
@@ -209,6 +213,12 @@ class UrInterfaceNode(Node):
 
     def _on_unlock(self, msg: Empty) -> None:
         self.loop.request_unlock_protective_stop()
+
+    def _on_resend_program(self, msg: Empty) -> None:
+        if self.loop.request_program_restart():
+            self.get_logger().info("restarting the control script (resend_robot_program)")
+        else:
+            self.get_logger().warning("resend_robot_program ignored: no program stop holds the robot")
 
     def _on_speed_scaling(self, msg: Float64) -> None:
         used = self.tracker.set_speed_scaling(msg.data)

@@ -65,6 +65,14 @@ FAULTS: tuple[Fault, ...] = (
           "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125",
           "nothing was commanded", None,
           "test/faults/test_rtde_probe.py::test_a_cb3_at_500_hz_is_refused_with_the_rate_to_use"),
+    Fault("rtde_program_stopped", "robot connection",
+          "the control script stopped on the controller while connected (stop on the pendant or dashboard, or the "
+          "RTDE watchdog after the PC stalled)",
+          "\"program stopped on the controller (…): the arm stays stopped; restart the control script when it is "
+          "safe (ur_interface: ~/resend_robot_program, std_msgs/Empty)\"; status fault until then",
+          "program stopped on the controller", "the arm stopped; no script upload and no motion until "
+          "~/resend_robot_program", None,
+          "test/nodes/test_ur_interface_rtde.py::test_faults_stop_the_arm_report_and_recover"),
     # ---- signals: one shutdown path -------------------------------------------------------------------------
     Fault("signal_excitation_streaming", "Ctrl-C / SIGTERM",
           "Ctrl-C or SIGTERM to the excitation while it streams velocities",

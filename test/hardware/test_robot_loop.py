@@ -9,7 +9,7 @@ import pytest
 
 from robot_dynamics_id.hardware.backend import BackendConfigurationError, BackendError, RobotBackend
 from robot_dynamics_id.hardware import robot_loop as robot_loop_module
-from robot_dynamics_id.hardware.robot_loop import CycleCommand, LoopState, RobotLoop
+from robot_dynamics_id.hardware.robot_loop import PROGRAM_STOPPED, CycleCommand, LoopState, RobotLoop
 from robot_dynamics_id.hardware.safety import CommandRejected, SafetyGuard, SafetyLimits
 from robot_dynamics_id.robot_state import RobotState, SafetyMode
 
@@ -30,6 +30,8 @@ class FakeRobot(RobotBackend):
         self.fail_reads = False
         self.refuse_connect = 0
         self.safety = int(SafetyMode.NORMAL)
+        self.program_running = True
+        self.uploads = 0  # connect() calls: each uploads the control script (rtde)
         self.commands = []
 
     def connect(self):
@@ -38,6 +40,8 @@ class FakeRobot(RobotBackend):
             raise BackendError("unreachable")
         self.connected = True
         self.fail_reads = False
+        self.program_running = True
+        self.uploads += 1
 
     def disconnect(self):
         self.connected = False
@@ -49,7 +53,8 @@ class FakeRobot(RobotBackend):
         if self.fail_reads:
             self.connected = False
             raise BackendError("connection dropped")
-        return RobotState(timestamp_s=self.t, q_rad=self.q.copy(), qd_rad_s=self.qd.copy(), safety_mode=self.safety)
+        return RobotState(timestamp_s=self.t, q_rad=self.q.copy(), qd_rad_s=self.qd.copy(), safety_mode=self.safety,
+                          program_running=self.program_running)
 
     def speed_j(self, qd, acc):
         self.target, self.acc = np.asarray(qd, float), acc
@@ -201,6 +206,35 @@ def test_protective_stop_is_a_fault_until_cleared():
         assert wait_for(lambda: loop.status.state == LoopState.READY)
         time.sleep(0.05)
         assert np.all(robot.target == 0)
+    finally:
+        loop.stop()
+
+
+def test_a_program_stopped_on_the_controller_stays_stopped_until_a_restart_is_requested():
+    # a stop on the pendant or dashboard (or the RTDE watchdog): the loop must not upload the script again itself
+    robot = FakeRobot()
+    loop, events = make_loop(robot)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        assert not loop.request_program_restart()  # nothing to restart
+        loop.submit_velocity(np.full(6, 0.3))
+        time.sleep(0.02)
+        robot.program_running = False
+        assert wait_for(lambda: loop.status.state == LoopState.FAULT)
+        assert loop.status.fault == PROGRAM_STOPPED
+        time.sleep(0.3)  # six reconnection back-offs: none was tried
+        assert robot.uploads == 1 and loop.status.state == LoopState.FAULT
+        assert loop.request_program_restart()
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        assert robot.uploads == 2 and np.all(robot.target == 0)  # nothing replayed
+        # after a protective stop, the unlock leaves the program stopped: that restart is the unlock's
+        robot.safety = int(SafetyMode.PROTECTIVE_STOP)
+        robot.program_running = False
+        assert wait_for(lambda: loop.status.state == LoopState.FAULT)
+        robot.safety = int(SafetyMode.NORMAL)
+        assert wait_for(lambda: loop.status.state == LoopState.READY)
+        assert robot.uploads == 3
     finally:
         loop.stop()
 

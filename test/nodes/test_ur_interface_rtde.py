@@ -32,6 +32,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
+from std_msgs.msg import Empty
 
 from rdi_test_support.launch_emulation import plan_launch
 from robot_dynamics_id.nodes.probe import probe_session
@@ -324,9 +325,31 @@ def test_faults_stop_the_arm_report_and_recover(system):
     _inject_and_check(standin, proc, probe, "stall", lambda: standin.command("stall 0.6"))
     _inject_and_check(standin, proc, probe, "protective stop", lambda: standin.command("protective_stop"),
                       recover=unlock)
-    _inject_and_check(standin, proc, probe, "program stop", lambda: standin.command("stop_program"))
-    # the node is frozen, so it notices only afterwards: the controller's RTDE watchdog stops the arm
-    _inject_and_check(standin, proc, probe, "controller watchdog", freeze_node,
+    # A program stopped on the controller (pendant, dashboard) stays stopped: the node does not upload the
+    # script again by itself (it once did within 200 ms, and a cancelled trajectory's ramp then moved the arm)
+    # but on ~/resend_robot_program.
+    resend_pub = probe.create_publisher(Empty, "/ur_interface/resend_robot_program", 10)
+
+    def resend(required: bool):
+        def recover():
+            held = probe.wait_for(lambda: "program stopped on the controller" in
+                                  str((probe.latest_status() or {}).get("fault")), 5.0)
+            if required:
+                assert held, (probe.latest_status(), probe.events)
+                time.sleep(1.0)  # longer than any reconnection back-off: still stopped, nothing uploaded
+                status = probe.latest_status() or {}
+                assert status.get("state") == "fault" and "robot connected and ready" not in probe.events, \
+                    (status, probe.events)
+            if held:
+                assert probe.wait_for(lambda: resend_pub.get_subscription_count() > 0, 10.0)
+                resend_pub.publish(Empty())
+        return recover
+
+    _inject_and_check(standin, proc, probe, "program stop", lambda: standin.command("stop_program"),
+                      recover=resend(required=True))
+    # The node is frozen, so it notices only afterwards: the controller's RTDE watchdog stops the arm. Resumed,
+    # the node finds the program stopped (resend needed), or its stream broken (a reconnection uploads it).
+    _inject_and_check(standin, proc, probe, "controller watchdog", freeze_node, recover=resend(required=False),
                       stop_deadline_s=1.0 / CONTROLLER_WATCHDOG_HZ + 10 * PERIOD_S + SCHEDULING_ALLOWANCE_S)
     # every port closes: nothing reaches the controller, whose RTDE watchdog stops the program
     _inject_and_check(standin, proc, probe, "outage", lambda: standin.command("unreachable 1.0"),
