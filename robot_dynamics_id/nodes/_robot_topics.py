@@ -57,12 +57,18 @@ def _stamp(t_s: float) -> tuple[int, int]:
     return sec, nanosec
 
 
+#: a robot clock this far behind its newest time has restarted (a controller restart), s
+_CLOCK_RESTART_S = 0.5
+
+
 class RobotStateTopics:
     """Publishes every :class:`RobotState` the robot loop hands to :meth:`on_sample`.
 
     Every sample is stamped with the robot's own clock (RTDE timestamp) plus a
     constant offset fixed at the first sample, so stamp differences are
-    robot-clock differences.
+    robot-clock differences. A robot clock that goes back (the controller
+    restarted: its clock starts again) fixes the offset anew, so the stamps
+    go on from the wall clock and never go back.
     """
 
     def __init__(self, *, node: Node, config: UrInterfaceConfig, backlog: int = 20_000, inline: bool = False) -> None:
@@ -73,6 +79,9 @@ class RobotStateTopics:
         self._wake = threading.Event()
         self._idle = True  # the publisher thread is (about to be) waiting for samples
         self._clock_offset_s: float | None = None
+        self._last_timestamp_s = -float("inf")  # the newest robot time stamped
+        #: robot clock restarts seen (the controller restarted); each re-anchored the stamps
+        self.clock_restarts = 0
         # The message templates, built here and not at the first sample: the first one in a process costs
         # ~150 ms (rosbags builds its serializers), a stall the robot loop cannot take (the controller's RTDE
         # watchdog stops the program after 100 ms at its default 10 Hz).
@@ -175,6 +184,14 @@ class RobotStateTopics:
         """(sec, nanosec) of the message stamp of a sample taken at ``timestamp_s`` on the robot's clock."""
         if self._clock_offset_s is None or timestamp_s + self._clock_offset_s < 0:
             self._clock_offset_s = time.time() - timestamp_s
+        elif timestamp_s < self._last_timestamp_s - _CLOCK_RESTART_S:
+            # the controller restarted: its clock began again; stamps from the old offset would go back in time.
+            # Anchored anew on the wall clock, and never before the last stamp (the robot clock may have run ahead)
+            last_stamp = self._last_timestamp_s + self._clock_offset_s
+            self._clock_offset_s = max(time.time(), last_stamp + _CLOCK_RESTART_S) - timestamp_s
+            self.clock_restarts += 1
+            self._last_timestamp_s = timestamp_s
+        self._last_timestamp_s = max(self._last_timestamp_s, timestamp_s)
         return _stamp(timestamp_s + self._clock_offset_s)
 
     def _publish_command(self, item: tuple) -> None:

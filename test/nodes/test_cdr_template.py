@@ -192,3 +192,24 @@ def test_state_topics_publish_every_field_of_the_sample_and_the_commands():
     np.testing.assert_array_equal(moving.velocity, np.full(6, 0.5))
     assert len(moving.effort) == 0 and len(pushing.position) == 0 and len(pushing.velocity) == 0
     np.testing.assert_array_equal(pushing.effort, np.full(6, -1.0))
+
+
+def test_stamps_never_go_back_when_the_controller_restarts_its_clock():
+    # A review restarted the stand-in controller: its clock began again near 0 and the stamps went back 37 s, so
+    # a bag across the restart interleaved two sessions once sorted.
+    node = _Node()
+    config = SimpleNamespace(joint_names=NAMES, tf_prefix="", joint_torque_nm=lambda s: np.asarray(s.current_a))
+
+    def stamp_of(message):
+        js = deserialize_message(message, JointState)
+        return js.header.stamp.sec + js.header.stamp.nanosec * 1e-9
+
+    topics = RobotStateTopics(node=node, config=config, inline=True)
+    for t in (40.0, 40.002, 0.004, 0.006):  # the controller restarted between the 2nd and the 3rd sample
+        topics.on_sample(RobotState(timestamp_s=t, q_rad=np.zeros(6), qd_rad_s=np.zeros(6),
+                                    current_a=np.zeros(6)))
+    stamps = [stamp_of(m) for m in node.publishers["/joint_states"].sent]
+    assert np.all(np.diff(stamps) > 0), stamps
+    assert stamps[1] - stamps[0] == pytest.approx(0.002, abs=1e-6)  # the robot's clock, within one session
+    assert stamps[3] - stamps[2] == pytest.approx(0.002, abs=1e-6)
+    assert topics.clock_restarts == 1
