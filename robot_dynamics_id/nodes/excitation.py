@@ -62,6 +62,7 @@ from ._diagnostic_rules import excitation_report
 from ._diagnostics import NodeDiagnostics
 from ._excitation_parameters import (EXCITATION_PARAMETERS, interface_rate_note, interface_robot_problem,
                                      interface_speed_problem, run_robot)
+from ._recorder_watch import RecorderWatch
 from ._ros_params import declare_parameters
 from ._run import EXIT_CANCELLED, flush_publishers, run_node
 from ._trajectory_msgs import joint_order, message_from_arrays
@@ -203,6 +204,7 @@ class ExcitationNode(Node):
         self._joint_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state_bytes,
                                                    _STATE_QOS, raw=True)
         self.create_subscription(Empty, "~/cancel", self._on_cancel, _COMMAND_QOS)
+        self._recorders = RecorderWatch(self, self._required_subscribers)  # a SIGKILLed one stays in the graph
         self._thread = threading.Thread(target=self._run, name="excitation_stream", daemon=True)
         self._thread.start()
         self.get_logger().info(f"excitation {p['trajectory_file']}: {trajectory.duration_s:.1f} s, {planned_for}, "
@@ -390,7 +392,8 @@ class ExcitationNode(Node):
                 return
         self.get_logger().info("excitation started")
         if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
-            left = self._subscribers_ready()[1]  # a recorder that stopped mid-run holds part of it
+            # a recorder that stopped mid-run holds part of it
+            left = sorted({*self._subscribers_ready()[1], *self._recorders.silent()})
             if left:
                 self.exit_code = 4
                 self.get_logger().error(f"excitation finished, but {left} no longer subscribe(s): their recording "

@@ -217,7 +217,10 @@ def test_logger_killed_mid_run_keeps_all_but_the_last_second(tmp_path, probe):
         assert wait_until(lambda: "recording /joint_states" in logger.log(), 30.0), logger.log()
         probe.clear()
         excitation = start_node(nodes["excitation"], log_dir=tmp_path, env=env)
-        time.sleep(8.0)
+        assert wait_until(lambda: "excitation started" in excitation.log(), 60.0), excitation.log()
+        # 10 s before the end: a SIGKILLed recorder's subscription stays in the ROS graph longer than that (its
+        # DDS lease), so the excitation must tell from the recorder's silence on /diagnostics (it once exited 0)
+        time.sleep(20.0)
         logger.kill()  # SIGKILL: no chance to finish the bag
         # The robot's time at the kill, as an independent subscriber saw it: the stamps are robot time, which
         # falls behind the wall clock when a loaded machine makes the simulator resynchronise.
