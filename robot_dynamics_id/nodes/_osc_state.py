@@ -5,10 +5,38 @@ Kept apart from the node so the node stays a shell; pure functions of the object
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["command_fields", "pose_fields", "true_force_error"]
+__all__ = ["CycleTiming", "command_fields", "pose_fields", "true_force_error"]
+
+
+class CycleTiming:
+    """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second:
+    percentiles over thousands of cycles hold the GIL the control loop may need, so not at the state rate."""
+
+    def __init__(self) -> None:
+        self.period_errors: list[float] = []  # topics: |cycle period - rate period| (s); direct: the robot loop's
+        self.step_times: list[float] = []  # the law's step (s)
+        self.latest: dict = {}
+        self._at = -float("inf")
+
+    def statistics(self, robot_loop=None) -> dict:
+        from ._diagnostics import median_p99_us
+
+        now = time.monotonic()
+        if now - self._at < 1.0:
+            return self.latest
+        self._at = now
+        errors = (np.abs(robot_loop.period_errors_s(5000)) if robot_loop is not None
+                  else np.array(self.period_errors[-5000:]))
+        steps = np.array(self.step_times[-5000:])
+        del self.period_errors[:-5000], self.step_times[:-5000]
+        if errors.size and steps.size:
+            self.latest = {"period_error_us": median_p99_us(errors), "step_time_us": median_p99_us(steps)}
+        return self.latest
 
 
 def _floats(values) -> list[float]:

@@ -68,11 +68,11 @@ from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, check_choice, check_positive, check_vector
 from ..robot_state import RobotState
 from ._diagnostic_rules import controller_report, robot_loop_report
-from ._diagnostics import CounterDeltas, NodeDiagnostics, median_p99_us
+from ._diagnostics import CounterDeltas, NodeDiagnostics
 from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, controller_robot,
                               direct_robot_config, nominal_controller_model, polishing_settings,
                               target_motion_settings, tool_payload)
-from ._osc_state import command_fields, pose_fields, true_force_error
+from ._osc_state import CycleTiming, command_fields, pose_fields, true_force_error
 from ._osc_topics import EXIT_CONFIGURATION, Sample, TopicsRobot
 from ._robot_topics import RobotStateTopics
 from ._ros_params import declare_parameters
@@ -178,12 +178,9 @@ class OscControllerNode(Node):
         self._goal: tuple[np.ndarray, np.ndarray] | None = None  # a goal that came before the task started
         self._stopped_reason: str | None = None
         self._error_exit_code = 1  # 2 when the stop was a configuration error found at run time (another arm)
-        self._period_errors: list[float] = []
-        self._step_times: list[float] = []
-        self._timing: dict = {}
+        self._cycle_timing = CycleTiming()
         self._force_error_window_n: float | None = None
         self._true_force_error_window_n: float | None = None
-        self._timing_at = 0.0
         self._stage_events: list[str] = []
         #: every stage change so far, in ~/state too: a subscriber that joins late still sees the sequence
         self._stage_history: list[str] = []
@@ -237,8 +234,8 @@ class OscControllerNode(Node):
         where = "over topics" if robot is None else robot.robot_ip if robot.backend == "rtde" else "simulated"
         hardware_id, ctl = f"{self.robot_name} {where}", self.controller
         NodeDiagnostics(self, part="controller", hardware_id=hardware_id, collect=lambda: controller_report(
-            getattr(self, "_last", None), stage=str(getattr(ctl.stage, "value", ctl.stage)), timing=self._timing,
-            stopped=self._stopped_reason, started=self._task_t0 is not None,
+            getattr(self, "_last", None), stage=str(getattr(ctl.stage, "value", ctl.stage)),
+            timing=self._cycle_timing.latest, stopped=self._stopped_reason, started=self._task_t0 is not None,
             force_error_limit_n=ctl.config.force_error_limit_n))
         if robot is not None:  # the node owns the robot loop: judged as ur_interface's
             deltas = CounterDeltas()
@@ -275,9 +272,18 @@ class OscControllerNode(Node):
         return monitor
 
     # ---- targets (executor thread) ---------------------------------------------------------------------
+    def _stopped_for_good(self, what: str) -> bool:
+        """A target after the controller stopped moves nothing: say so (restart the controller)."""
+        if self._stopped_reason is None:
+            return False
+        self.get_logger().error(f"{what} refused: the controller has stopped ({self._stopped_reason}); restart it")
+        return True
+
     def _on_target_frame(self, msg: PoseStamped) -> None:
         if self.task_kind != "external":
             self.get_logger().warning("target ignored: task is polishing")
+            return
+        if self._stopped_for_good("target_frame"):
             return
         p, o = msg.pose.position, msg.pose.orientation
         quat = np.array([o.x, o.y, o.z, o.w])
@@ -299,6 +305,8 @@ class OscControllerNode(Node):
     def _on_target_wrench(self, msg: WrenchStamped) -> None:
         if self.task_kind != "external":
             self.get_logger().warning("target ignored: task is polishing")
+            return
+        if self._stopped_for_good("target_wrench"):
             return
         f, m = msg.wrench.force, msg.wrench.torque
         w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
@@ -360,7 +368,7 @@ class OscControllerNode(Node):
             while self._running:
                 now = time.monotonic()
                 if last is not None:
-                    self._period_errors.append(abs(now - last - period))
+                    self._cycle_timing.period_errors.append(abs(now - last - period))
                 last = now
                 problem = self._topics.problem()
                 if problem is not None:
@@ -381,7 +389,11 @@ class OscControllerNode(Node):
     def _on_robot_event(self, level: str, message: str) -> None:
         """Robot loop events (direct connection): a robot fault stops the controller for good."""
         if level == "error":
-            self._stop(f"robot fault: {message}")
+            loop = getattr(self, "_robot_loop", None)
+            if loop is not None and loop.configuration_fault:  # e.g. a CB3 at 500 Hz: ends as ur_interface does
+                self._stop(loop.configuration_fault, exit_code=EXIT_CONFIGURATION)
+            else:
+                self._stop(f"robot fault: {message}")
         elif level == "warn":
             self.get_logger().warning(message)
         else:
@@ -435,7 +447,7 @@ class OscControllerNode(Node):
                 return None
         a0 = time.perf_counter()
         cmd = ctl.step(q, qd, t, wrench_base=wrench, current_a=current)
-        self._step_times.append(time.perf_counter() - a0)
+        self._cycle_timing.step_times.append(time.perf_counter() - a0)
         for event in cmd.events:
             text = f"stage {event}"
             self._stage_events.append(text)
@@ -501,7 +513,7 @@ class OscControllerNode(Node):
             # simulation only: the same against the noise-free contact force
             state["true_force_error_abs_max_n"], self._true_force_error_window_n = \
                 self._true_force_error_window_n, None
-        state.update(self._timing_statistics())
+        state.update(self._cycle_timing.statistics(self._robot_loop))
         if self._robot_loop is not None:
             state["robot"] = self._robot_loop.status.as_dict()
         state["stage_history"] = self._stage_history[-50:]
@@ -512,21 +524,6 @@ class OscControllerNode(Node):
         if cmd is not None:  # the plottable numbers, at the state's rate
             for pub, value in zip(self._error_pubs, (float(cmd.force_error[2]), state["position_error_m"])):
                 pub.publish(Float64(data=value))
-
-    def _timing_statistics(self) -> dict:
-        """Loop period error and law step time (µs, median and p99 of the last cycles), refreshed once a second:
-        percentiles over thousands of cycles hold the GIL the control loop may need, so not at the state rate."""
-        now = time.monotonic()
-        if now - self._timing_at < 1.0:
-            return self._timing
-        self._timing_at = now
-        errors = (np.abs(self._robot_loop.period_errors_s(5000)) if self._robot_loop is not None
-                  else np.array(self._period_errors[-5000:]))
-        steps = np.array(self._step_times[-5000:])
-        del self._period_errors[:-5000], self._step_times[:-5000]
-        if errors.size and steps.size:
-            self._timing = {"period_error_us": median_p99_us(errors), "step_time_us": median_p99_us(steps)}
-        return self._timing
 
     def _exit_when_done(self) -> None:
         """Guard-condition callback: wakes the executor so that run_node sees :attr:`done` at once."""
@@ -546,6 +543,9 @@ class OscControllerNode(Node):
         """Ctrl-C/SIGTERM: stop the law (the arm comes to rest, as on any stop) and remember how the task stood."""
         self._reason_at_signal = self._stopped_reason
         self._signalled = True
+        if self._stopped_reason not in (None, "polishing finished"):  # the exit code is the earlier stop's
+            self.get_logger().info(f"exit code {self._error_exit_code}: the controller had stopped earlier "
+                                   f"({self._stopped_reason})")
         self._stop("stopped by a signal", error=False)
 
     def stop_finished(self) -> bool:

@@ -65,6 +65,12 @@ FAULTS: tuple[Fault, ...] = (
           "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125",
           "nothing was commanded", None,
           "test/faults/test_rtde_probe.py::test_a_cb3_at_500_hz_is_refused_with_the_rate_to_use"),
+    Fault("controller_cb3_rate", "robot connection",
+          "osc_controller (direct) with rate_hz 500 against a CB3 controller (the default config/ur3.yaml)",
+          "\"controller stopped: cannot use the robot as configured: … whose RTDE runs at 125 Hz, but rate_hz is "
+          "500: set rate_hz: 125\"", "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125",
+          "nothing was commanded", 2,
+          "test/nodes/test_osc_controller_rtde.py::test_a_cb3_at_the_e_series_rate_ends_the_controller_with_exit_2"),
     Fault("rtde_program_stopped", "robot connection",
           "the control script stopped on the controller while connected (stop on the pendant or dashboard, or the "
           "RTDE watchdog after the PC stalled)",

@@ -13,6 +13,7 @@ import time
 import pytest
 import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import String
 
 from rdi_test_support.launch_emulation import plan_launch
@@ -57,6 +58,12 @@ def test_protective_stop_stops_the_controller_and_it_stays_stopped(tmp_path):
                 "the arm moved after the fault was cleared without a new command"
             assert (states[-1]["stopped"] or "").startswith("robot fault")
             assert "protective" in states[-1]["stopped"].lower() or "safety" in states[-1]["stopped"].lower()
+            # a goal sent now would move nothing: it is refused with the reason (it was once taken in silence)
+            goal = probe.create_publisher(PoseStamped, "/osc_controller/target_frame", 10)
+            assert wait_until(lambda: goal.get_subscription_count() > 0, 10.0)
+            goal.publish(PoseStamped())
+            assert wait_until(lambda: "target_frame refused: the controller has stopped (robot fault" in
+                              controller.log(), 10.0), controller.log()[-2000:]
         finally:
             code = controller.stop()
             probe.close()
@@ -64,3 +71,18 @@ def test_protective_stop_stops_the_controller_and_it_stays_stopped(tmp_path):
         # Ctrl-C ended a controller that had stopped on a robot fault: not a success (exit 1, docs/faults.md)
         assert code == 1, controller.log()
         assert "Traceback" not in controller.log()  # the control process ignores the group's Ctrl-C
+
+
+def test_a_cb3_at_the_e_series_rate_ends_the_controller_with_exit_2(tmp_path):
+    # the README's CB3 line with the default config (rate_hz 500): ur_interface exits 2 on it, and the
+    # controller, which opens the robot itself in direct, must too (it once stayed up, stopped, for ever)
+    (node,) = plan_launch("control.launch.py", {"sim": "false", "robot_ip": HOST, "task": "external",
+                                                "output_mode": "velocity", "force_source": "estimated"})
+    with StandInProcess(personality="cb3", host=HOST, log_dir=tmp_path):
+        controller = start_node(node, log_dir=tmp_path, env=loopback_environment())
+        try:
+            controller.popen.wait(90)
+        finally:
+            controller.stop()
+    assert controller.popen.returncode == 2, controller.log()
+    assert "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125" in controller.log()
