@@ -372,6 +372,9 @@ class RobotLoop:
                 self._latest = self.backend.read()
                 self._drop_commands()
                 self._set_status(state=LoopState.READY, connected=True, fault=None, mode="none")
+                notes = getattr(self.backend, "notes", None)
+                while notes:  # what the backend found while connecting (e.g. a rate below the controller's)
+                    self._emit("warn", notes.pop(0))
                 self._emit("info", "robot connected and ready")
                 return True
             except BackendConfigurationError as exc:  # the robot answered and refused this configuration

@@ -143,6 +143,8 @@ class RtdeBackend(RobotBackend):
         self.native_call_bound_s = float(native_call_bound_s)
         #: the controller's software version, from the last successful handshake
         self.controller_version: ControllerVersion | None = None
+        #: warnings found while connecting, for the robot loop to report once (then cleared)
+        self.notes: list[str] = []
         self.realtime_priority = max(0, int(realtime_priority))
         self.sample_wait_s = 0.5 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
         #: reads that had to wait for the sample / that gave up waiting (diagnostics for the soak benchmark)
@@ -215,6 +217,11 @@ class RtdeBackend(RobotBackend):
                 f"supports_torque is set, but the controller at {self.robot_ip} runs software {version}: direct_torque "
                 "needs an e-Series with PolyScope 5.23 or later. Set supports_torque: false and use velocity "
                 "commands (osc_controller: output_mode velocity, force_source estimated)")
+        if not version.is_cb3 and self.rate_hz < 500.0 and self.controller_version is None:
+            # allowed (e.g. a deliberate 125 Hz set-up), but usually a CB3 configuration used on an e-Series
+            self.notes.append(f"the controller at {self.robot_ip} is an e-Series (software {version}), whose RTDE "
+                              f"runs at 500 Hz, but rate_hz is {self.rate_hz:g}: set rate_hz: 500 unless this rate "
+                              "is meant (a CB3's parameter file?)")
         self.controller_version = version
         return version
 

@@ -77,6 +77,17 @@ def test_a_cb3_at_500_hz_is_refused_with_the_rate_to_use():
     assert row("rtde_cb3_rate").phrase in str(info.value)
 
 
+def test_an_e_series_at_the_cb3_rate_is_noted_once():
+    # a CB3's parameter file on an e-Series runs: allowed, said (the robot loop logs the note when connected)
+    with RtdePeer(answer=10, data_packages=5, version=(5, 23, 0, 0)) as peer:
+        backend = RtdeBackend(robot_ip=peer.host, rate_hz=125.0, answer_timeout_s=2.0)
+        backend._probe()
+        backend._probe()  # a reconnection: not again
+        backend.disconnect()
+    assert len(backend.notes) == 1, backend.notes
+    assert "is an e-Series (software 5.23.0.0), whose RTDE runs at 500 Hz, but rate_hz is 125" in backend.notes[0]
+
+
 @pytest.mark.parametrize("version", [(3, 15, 7, 0), (5, 22, 1, 0)])
 def test_torque_control_on_a_controller_without_direct_torque_is_refused(version):
     """A CB3, or an e-Series below PolyScope 5.23, runs a script whose direct_torque does nothing: a torque law
