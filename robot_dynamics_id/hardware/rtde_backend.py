@@ -78,6 +78,8 @@ _RECEIVE_VARIABLES = [
     "timestamp", "actual_q", "actual_qd", "actual_current", "target_current", "target_moment",
     "actual_TCP_force", "robot_mode", "safety_mode", "runtime_state",
 ]
+#: what ur_rtde's message says when the RTDE input registers are held by someone else (IN_USE)
+_REGISTERS_HELD = ("IN_USE", "EtherNet/IP", "PROFINET", "MODBUS")
 #: RTDE runtime_state while a program runs
 _RUNTIME_PLAYING = 2
 
@@ -145,6 +147,7 @@ class RtdeBackend(RobotBackend):
         self.controller_version: ControllerVersion | None = None
         #: warnings found while connecting, for the robot loop to report once (then cleared)
         self.notes: list[str] = []
+        self._connected_once = False
         self.realtime_priority = max(0, int(realtime_priority))
         self.sample_wait_s = 0.5 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
         #: reads that had to wait for the sample / that gave up waiting (diagnostics for the soak benchmark)
@@ -197,8 +200,16 @@ class RtdeBackend(RobotBackend):
             if not proxy.ready.is_set() or not proxy.alive():
                 reason = proxy.error or f"no answer within {self.connect_timeout_s:g} s"
                 self._drop_proxy()
-                raise BackendError(f"cannot start the ur_rtde control interface on {self.robot_ip}: {reason}")
+                message = f"cannot start the ur_rtde control interface on {self.robot_ip}: {reason}"
+                if any(word in reason for word in _REGISTERS_HELD):
+                    message += (". Another RTDE client may hold them: only one program may command the robot "
+                                "(a second ur_interface, or osc_controller with robot_connection direct, on this "
+                                "or another PC)")
+                    if not self._connected_once:  # held from the start: another client, not our own reconnection
+                        raise BackendConfigurationError(message)
+                raise BackendError(message)
         self._wait_for_program()
+        self._connected_once = True
         self._last_stamp = None
         self._stale_reads = 0
         self._open_dashboard()

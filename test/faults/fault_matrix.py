@@ -71,6 +71,14 @@ FAULTS: tuple[Fault, ...] = (
           "500: set rate_hz: 125\"", "whose RTDE runs at 125 Hz, but rate_hz is 500: set rate_hz: 125",
           "nothing was commanded", 2,
           "test/nodes/test_osc_controller_rtde.py::test_a_cb3_at_the_e_series_rate_ends_the_controller_with_exit_2"),
+    Fault("rtde_second_client", "robot connection",
+          "a second ur_interface (or osc_controller direct) started against a controller another client holds",
+          "one line: \"cannot use the robot as configured: cannot start the ur_rtde control interface …. Another "
+          "RTDE client may hold them: only one program may command the robot (…)\"; no retries",
+          "Another RTDE client may hold them: only one program may command the robot",
+          "nothing sent; the first client keeps the controller", 2,
+          "test/nodes/test_ur_interface_rtde.py::"
+          "test_a_second_client_of_the_controller_ends_with_exit_2_and_the_first_keeps_it"),
     Fault("rtde_program_stopped", "robot connection",
           "the control script stopped on the controller while connected (stop on the pendant or dashboard, or the "
           "RTDE watchdog after the PC stalled)",

@@ -443,3 +443,21 @@ def test_a_configuration_the_robot_refuses_ends_the_node_with_exit_2(tmp_path):
         assert "cannot use the robot as configured" in proc.log() and "rate_hz" in proc.log()
     finally:
         standin.stop()
+
+
+def test_a_second_client_of_the_controller_ends_with_exit_2_and_the_first_keeps_it(system, tmp_path):
+    # A review started a second ur_interface against a controller the first held: it retried for ever, named a
+    # fieldbus, and under load took the controller over whenever the first one's watchdog lapsed.
+    standin, _, probe = system
+    proc = _SYSTEM_NODE[0]  # the node holding the controller now (an earlier test may have replaced the first)
+    (node,) = plan_launch("ur_interface.launch.py", {"sim": "false", "robot_ip": HOST})
+    second = start_node(node, log_dir=tmp_path / "second", env=loopback_environment())  # the same launch twice
+    try:
+        second.popen.wait(timeout=90)
+    finally:
+        second.stop()
+    assert second.popen.returncode == 2, second.log()
+    assert "Another RTDE client may hold them: only one program may command the robot" in second.log()
+    probe.statuses.clear()
+    assert proc.alive() and probe.wait_for(lambda: (probe.latest_status() or {}).get("state") == "ready", 10.0), \
+        probe.latest_status()
