@@ -12,11 +12,10 @@ program stops the arm, drops the pending command and reports the fault. The
 loop then reconnects with back-off and reports ``ready``; motion resumes only
 when a new command arrives after that. A program stopped on the controller
 while the loop was connected and the robot fine (a stop on the pendant or
-dashboard, or the controller's RTDE watchdog) is an operator's stop as far as
-the loop can tell: it is not undone by a reconnection (which would upload the
-control script again) but only on :meth:`RobotLoop.request_program_restart`,
-as the UR driver's ``resend_robot_program``. A lost connection, and a
-protective stop once it is unlocked, reconnect by themselves.
+dashboard, or the controller's RTDE watchdog) is an operator's stop as far as the
+loop can tell: only :meth:`RobotLoop.request_program_restart` uploads the script
+again (the UR driver's ``resend_robot_program``). A lost connection, and a
+protective stop once unlocked, reconnect by themselves.
 
 A controller can also run *inside* the cycle (``cycle_controller``): it gets
 each fresh sample and returns the command for the same cycle, so a torque loop
@@ -101,6 +100,8 @@ class _CommandSlot:
     values: np.ndarray
     acceleration_rad_s2: float | None
     received_s: float
+    #: from the cycle controller, which commands once per fresh sample: silent only when the stream is
+    from_cycle: bool = False
 
 
 class RobotLoop:
@@ -500,7 +501,7 @@ class RobotLoop:
         if self._status.state in (LoopState.READY, LoopState.MOVING):
             if self._cycle_controller is not None and fresh:
                 self._run_cycle_controller(state)
-            self._command(state, now)
+            self._command(state, now, fresh)
         # A real controller may not have produced a new sample since the last read.
         if self._on_sample is not None and state.timestamp_s != self._last_sample_stamp:
             self._last_sample_stamp = state.timestamp_s
@@ -541,10 +542,11 @@ class RobotLoop:
         # Straight into the slot: _command() guards it this same cycle (guarding here too would do it twice).
         now = self._clock()
         with self._lock:
-            self._slot = _CommandSlot(command.kind, np.asarray(command.values, float).copy(), None, now)
+            self._slot = _CommandSlot(command.kind, np.asarray(command.values, float).copy(), None, now,
+                                      from_cycle=True)
             self.guard.feed_watchdog(now)
 
-    def _command(self, state: RobotState, now: float) -> None:
+    def _command(self, state: RobotState, now: float, fresh: bool = True) -> None:
         with self._lock:
             slot, self._slot = self._slot, None
             if slot is not None:
@@ -552,7 +554,9 @@ class RobotLoop:
                 if slot.kind == "stop":  # nothing is pending any more: a finished trajectory is not a silent sender
                     self.guard.disarm_watchdog()
             active = self._active
-            expired = self.guard.watchdog_expired(now)
+            # The cycle controller commands once per fresh sample: without one the stream is late, not the controller;
+            # the arm keeps its command until the backend calls the stream stalled (a fault, which ends a trajectory)
+            expired = self.guard.watchdog_expired(now) and (fresh or active is None or not active.from_cycle)
             if expired:
                 self._active = None
                 self.guard.disarm_watchdog()

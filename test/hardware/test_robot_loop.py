@@ -31,6 +31,7 @@ class FakeRobot(RobotBackend):
         self.refuse_connect = 0
         self.safety = int(SafetyMode.NORMAL)
         self.program_running = True
+        self.frozen = False
         self.uploads = 0  # connect() calls: each uploads the control script (rtde)
         self.commands = []
 
@@ -65,6 +66,8 @@ class FakeRobot(RobotBackend):
         self.commands.append(("stop", None))
 
     def end_cycle(self):
+        if self.frozen:  # the robot's stream has no new sample (the arm still moves on its last command)
+            return
         dt = 1.0 / self.rate_hz
         step = np.clip(self.target - self.qd, -self.acc * dt, self.acc * dt)
         self.qd = self.qd + step
@@ -235,6 +238,26 @@ def test_a_program_stopped_on_the_controller_stays_stopped_until_a_restart_is_re
         robot.safety = int(SafetyMode.NORMAL)
         assert wait_for(lambda: loop.status.state == LoopState.READY)
         assert robot.uploads == 3
+    finally:
+        loop.stop()
+
+
+def test_a_late_sample_does_not_stop_a_trajectory_mid_path():
+    # The cycle controller (trajectory tracking) commands once per fresh sample. A review's loaded machine delayed
+    # the RTDE stream past the 40 ms watchdog: the arm was stopped mid-trajectory, which then carried on.
+    robot = FakeRobot()
+    loop, events = make_loop(robot, cycle_controller=lambda state: CycleCommand("velocity", np.full(6, 0.2)),
+                             on_sample=lambda state: None)  # (the loop tells fresh samples by what it handed on)
+    loop.start()
+    try:
+        assert wait_for(lambda: loop.status.state == LoopState.MOVING)
+        robot.frozen = True
+        time.sleep(0.12)  # three watchdog periods without a new sample
+        robot.frozen = False
+        time.sleep(0.05)
+        assert not any(kind == "stop" for kind, _ in robot.commands), robot.commands[-3:]
+        assert not any("watchdog" in message for _, message in events), events
+        assert loop.status.state == LoopState.MOVING
     finally:
         loop.stop()
 
