@@ -160,7 +160,8 @@ def report_collision_thresholds(args: argparse.Namespace) -> None:
               "collision-free recording", file=sys.stderr)
     earlier = (model.collision_thresholds or {}).get("provenance") or {}
     th = measure_collision_thresholds(args.model, args.data, out_dir=args.out, robot=args.robot,
-                                      read=read_options(args), drive_gains_nm_per_a=parse_gains(args.drive_gains),
+                                      read=read_options(args),
+                                      drive_gains_nm_per_a=parse_gains(args.drive_gains, args.robot),
                                       gain_per_s=args.collision_gain, quantile=args.collision_quantile,
                                       margin=args.collision_margin,
                                       payload=None if args.payload is None else load_payload_file(args.payload))

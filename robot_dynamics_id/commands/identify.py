@@ -26,12 +26,13 @@ def parse_numbers(text: str | None, option: str, example: str) -> list[float] | 
     return values
 
 
-def parse_gains(text: str | None):
-    """'10.0,10.7,...' or the JSON file ``rdi drive-gains --out`` wrote -> list of floats (Nm/A), or None."""
+def parse_gains(text: str | None, robot: str | None = None):
+    """'10.0,10.7,...' or the JSON file ``rdi drive-gains --out`` wrote -> list of floats (Nm/A), or None.
+    A file calibrated on another arm than ``robot`` (when given) is refused."""
     if text is not None and text.strip().lower().endswith(".json"):
         from ..identification.drive_gain_job import load_gains_file
 
-        return load_gains_file(text.strip())
+        return load_gains_file(text.strip(), robot=robot)
     return parse_numbers(text, "--drive-gains", "in Nm/A, e.g. 10,10,8,6,6,6")
 
 
@@ -183,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
 
     with ProgressReporter("identify") as bar:
         summary = run_identify(args.data, robot=args.urdf or args.robot, out_dir=args.out,
-                               torque_source=args.torque_source, drive_gains_nm_per_a=parse_gains(args.drive_gains),
+                               torque_source=args.torque_source,
+                               drive_gains_nm_per_a=parse_gains(args.drive_gains, args.urdf or args.robot),
                                method=args.method, validation_path=args.validate,
                                progress=None if args.quiet else bar, plots=not args.no_plots,
                                read=read_options(args), tool_frame=args.tool_frame,

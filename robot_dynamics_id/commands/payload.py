@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from .identify import parse_gains, read_options
 
     estimate, path = run_payload(args.model, args.data, out_path=args.out, torque_source=args.torque_source,
-                                 drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
+                                 drive_gains_nm_per_a=parse_gains(args.drive_gains, args.robot), robot=args.robot,
                                  read=read_options(args))
     c, cs = estimate.com_m * 1000, estimate.com_std_m * 1000
     print(f"payload mass: {estimate.mass_kg:.4f} kg (std {estimate.mass_std_kg:.4f})")

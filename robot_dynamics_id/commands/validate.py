@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_collision_arguments(args)  # before the validation writes anything
     metrics = run_validate(args.model, args.data, out_dir=args.out, torque_source=args.torque_source,
-                           drive_gains_nm_per_a=parse_gains(args.drive_gains), robot=args.robot,
+                           drive_gains_nm_per_a=parse_gains(args.drive_gains, args.robot), robot=args.robot,
                            read=read_options(args), tool_frame=args.tool_frame,
                            skip_robot_check=args.skip_robot_check, compare_ur_model=args.compare_ur_model,
                            moving_threshold_rad_s=args.moving_threshold, cutoff_hz=args.cutoff_hz,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics.drive import PLAUSIBLE_DRIVE_GAIN_NM_PER_A, gain_spread_warnings
-from ..robots.model import load_robot
+from ..robots.model import load_robot, same_robot
 from .data_checks import check_joint_count
 from .drive_gains import identify_drive_gains_from_recordings
 from .kinematic_check import check_tcp_pose_fits_robot
@@ -31,8 +31,9 @@ DRIVE_GAIN_LACK_OF_FIT_WARN = 2.0
 DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL = 3.0
 
 
-def load_gains_file(path: str | Path, what: str = "--drive-gains") -> list[float]:
-    """The gains (Nm/A) of the JSON ``rdi drive-gains --out`` wrote; a doubtful result is refused."""
+def load_gains_file(path: str | Path, what: str = "--drive-gains", *, robot: str | None = None) -> list[float]:
+    """The gains (Nm/A) of the JSON ``rdi drive-gains --out`` wrote; a doubtful result is refused, and so are
+    gains calibrated on another arm than ``robot`` (when given: its ``inputs.robot``)."""
     import json
 
     try:
@@ -43,6 +44,11 @@ def load_gains_file(path: str | Path, what: str = "--drive-gains") -> list[float
     if doc.get("status") != "ok":
         raise ValueError(f"{what} {path}: the gains there are {doc.get('status')!r} (see its 'problems'): "
                          "calibrate again, or give the numbers yourself if you have checked them")
+    theirs = (doc.get("inputs") or {}).get("robot") if isinstance(doc.get("inputs"), dict) else None
+    if robot and theirs and not same_robot(str(theirs), str(robot)):
+        raise ValueError(f"{what} {path}: the gains were calibrated as a {theirs} (its inputs.robot), but the arm "
+                         f"here is {robot}: calibrate them with --robot {robot} (rdi drive-gains), or identify the "
+                         f"{theirs}")
     return gains
 
 

@@ -135,7 +135,7 @@ def _drive_gains(p: dict) -> list[float] | None:
     if listed is not None:
         raise ParameterError("parameters 'drive_gains_file' and 'drive_gains_nm_per_a' are both set: give one")
     try:
-        return load_gains_file(p["drive_gains_file"], what="parameter 'drive_gains_file'")
+        return load_gains_file(p["drive_gains_file"], what="parameter 'drive_gains_file'", robot=p["robot"] or None)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
 

@@ -45,6 +45,10 @@ def test_gains_are_written_and_a_doubtful_run_never_replaces_them(runs, capsys):
     from robot_dynamics_id.commands.identify import parse_gains
 
     assert parse_gains(str(out / "drive_gains.json")) == written["drive_gains_nm_per_a"]  # identify reads the file
+    assert parse_gains(str(out / "drive_gains.json"), "ur3") == written["drive_gains_nm_per_a"]
+    # gains calibrated as one arm are refused for another (a review's ur3e gains were taken for a ur3 in silence)
+    with pytest.raises(ValueError, match=r"calibrated as a ur3 \(its inputs.robot\), but the arm here is ur5e"):
+        parse_gains(str(out / "drive_gains.json"), "ur5e")
     # the CoM's x offset left out: the runs do not fit one arm with the declared payload (exit 3)
     assert main(["drive-gains", "--data", str(empty), "--payload-data", str(loaded), "--payload-kg", str(PAYLOAD_KG),
                  "--payload-com", "0,0.02,0.06", "--out", str(out / "drive_gains.json")]) == 3
