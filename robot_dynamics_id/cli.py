@@ -10,6 +10,7 @@ import errno
 import importlib
 import os
 import pkgutil
+import re
 import signal
 import sys
 
@@ -31,8 +32,20 @@ def _command_modules():
             yield module
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse taking a comma list that starts with a minus (``--payload-com -0.1,0.05,0.05``, ``--pose -1.57,...``)
+    as the option's value: argparse's own rule knows single negative numbers only, and an option value such as
+    a CoM with a negative x needed ``--payload-com=-0.1,...``, with an error that did not say so."""
+
+    _NUMBER = r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(rf"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,{self._NUMBER})*$")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rdi",
         description="Identify UR arm dynamics and run model-based force/motion control (robot_dynamics_id).",
     )

@@ -230,9 +230,9 @@ def _fit_joint(robot: RobotModel, j: int, w_runs: list[np.ndarray], y_runs: list
     kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
     if kappa <= 0:
         raise ValueError(f"{name}: identified drive gain is not positive. Are the recordings swapped or the "
-                         "same (--data without the payload, --payload-data with it)? Otherwise the payload does "
-                         "not load this joint enough (heavier payload, CoM offset from the flange axis, more "
-                         "motion)")
+                         "same (--data without the payload, --payload-data with it), or the payload's CoM given "
+                         "with a wrong sign or axis (--payload-com, m, in tool0)? Otherwise the payload does not "
+                         "load this joint enough (heavier payload, CoM offset from the flange axis, more motion)")
     # lack of fit: each run fitted with parameters of its own (the same friction columns, load term included)
     separate = sum(_residual_sum_of_squares(
         w_run[:, used] if load_runs is None else np.column_stack([w_run[:, used], load_runs[k]]), y_run)
