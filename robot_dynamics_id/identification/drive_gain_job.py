@@ -103,6 +103,8 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
                 "friction the model lacks adds to it (the families fitted: 'friction_terms'). The reported std "
                 "understates the gains' error")
         (problems if np.max(lack) > DRIVE_GAIN_LACK_OF_FIT_DOUBTFUL else warnings).append(text)
+    if not outside.size:
+        problems += _nominal_scale_problems(rm, recordings[0], estimate.gains_nm_per_a, payload_mass_kg)
     return {"status": "doubtful" if problems else "ok", "problems": problems,
             "drive_gains_nm_per_a": estimate.gains_nm_per_a.tolist(),
             "std_nm_per_a": estimate.gains_std_nm_per_a.tolist(),
@@ -121,6 +123,24 @@ def run_drive_gains(without_payload_path: str | Path, with_payload_path: str | P
                                                                                               float).tolist(),
                        "gravity_m_s2": rm.gravity_m_s2.tolist(), "friction_model": friction_model,
                        "load_friction": bool(load_friction)}}
+
+
+def _nominal_scale_problems(rm, recording, gains, payload_mass_kg: float) -> list[str]:
+    """The payload's mass scales every gain alike, which the two runs cannot show; the arm's own gravity can: the
+    run without the payload, with these gains, must be the nominal model's torque within the data checks' band
+    (identify refuses the gains later otherwise: a review's 1.2 kg for 2.4 halved every gain)."""
+    from .job import _checked_signal
+    from .torque_source import select_torque
+
+    signal = select_torque(recording, "current", gains)
+    _, summary = _checked_signal(recording, rm, signal, None, label=rm.name, robot_fix="--robot",
+                                 skip_robot_check=False)
+    scale = summary.get("torque_scale_vs_nominal")
+    if scale is None or not summary.get("doubtful_reason"):
+        return []
+    return [f"with these gains the run without the payload is {scale:.2f}x the gravity torque of {rm.name}'s "
+            f"nominal model: every gain is off by that factor. The payload's mass scales them all (--payload-kg "
+            f"{payload_mass_kg:g}: weigh it, in kg), or the arm is not a {rm.name} (--robot)"]
 
 
 def _kinematic_problems(rm, recordings, paths, warnings: list[str]) -> list[str]:

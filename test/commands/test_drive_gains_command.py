@@ -84,3 +84,15 @@ def test_out_is_checked_before_the_fit_and_never_replaces_other_files(runs, caps
         assert phrase in captured.err and captured.out == "", target  # refused before the fit printed anything
     assert notes.read_text() == "lab notes\n" and sum(f.stat().st_size for f in empty.iterdir()) == size
     assert not (empty / "gains.json").exists()
+
+
+def test_a_payload_mass_off_by_half_makes_the_gains_doubtful(runs, capsys, tmp_path):
+    # every gain scales with the declared mass, which the two runs cannot show: the arm's own gravity torque can
+    folder, empty, loaded = runs
+    out = tmp_path / "gains.json"
+    assert main(["drive-gains", "--data", str(empty), "--payload-data", str(loaded), "--payload-kg",
+                 str(PAYLOAD_KG / 2), "--payload-com", PAYLOAD_COM, "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert "with these gains the run without the payload is 0.5" in err and "every gain is off by that factor" in err
+    written = [json.loads(f.read_text())["status"] for f in tmp_path.glob("gains*.json")]
+    assert written == ["doubtful"], written
