@@ -483,7 +483,8 @@ def read_bag(
     gaps = _gaps(t_ns)
     if gaps:
         warnings.append(f"{topics.joint_states}: {_describe_gaps(gaps, t0)}: identification splits the recording at "
-                        f"{'each' if len(gaps) > 1 else 'it'} (nothing is filtered or interpolated over a gap)")
+                        f"{'each one' if len(gaps) > 1 else 'it if it is'} too long to bridge (its gap note says how "
+                        "many: nothing is filtered or interpolated over those)")
     for name, series in stamped.items():
         st = series.stamp_ns
         x = (t_ns - t0).astype(float)
