@@ -239,8 +239,10 @@ class CheckReport:
 
     @staticmethod
     def _fraction(checked: np.ndarray, of_robot: np.ndarray | None) -> str:
+        if of_robot is not None and abs(of_robot.max() - checked.max()) < 0.005:
+            return f"max {checked.max():.0%} of the robot's limit"  # checked against the robot's own limits
         text = f"max {checked.max():.0%} of the limit checked"
-        if of_robot is not None and abs(of_robot.max() - checked.max()) >= 0.005:
+        if of_robot is not None:  # a planning limit below the robot's (excite plan's safety factor)
             text += f", {of_robot.max():.0%} of the robot's"
         return text
 

@@ -35,7 +35,7 @@ def test_plan_fourier_small(tmp_path, capsys):
     planned = re.search(r"rad/s \(max (\d+)% of the limit checked, (\d+)% of the robot's\)", capsys.readouterr().out)
     assert planned and int(planned[2]) == pytest.approx(int(planned[1]) / 2, abs=1), planned
     assert main(["excite", "check", str(out), "--robot", "ur3", "--table-height", "0.08"]) == 0
-    checked = re.search(r"rad/s \(max (\d+)% of the limit checked\)", capsys.readouterr().out)
+    checked = re.search(r"rad/s \(max (\d+)% of the robot's limit\)", capsys.readouterr().out)
     assert checked and checked[1] == planned[2]
 
 
