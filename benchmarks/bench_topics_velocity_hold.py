@@ -10,8 +10,8 @@ records for ``--seconds``:
 * whether the controller stopped itself (e.g. on a force reading the chatter makes).
 
 Each run is made twice: ``velocity_integration_base: command`` (the previous command plus the law's acceleration,
-what ``direct`` uses) is the baseline, measured in the same run, against ``measured`` (the measured velocity
-plus the acceleration; the topics default).
+the law damping the commanded twist; the default) against ``measured`` (the measured velocity plus the
+acceleration, the law damping the measured twist), the baseline measured in the same run.
 
     .venv/bin/python benchmarks/bench_topics_velocity_hold.py [--runs 3] [--seconds 10] [--rate 125]
 """

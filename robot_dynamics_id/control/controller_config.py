@@ -173,7 +173,8 @@ class ControllerConfig:
     #: and raises the force error (benchmarks/bench_polishing.py).
     observer_gain_per_s: float | None = None
     # ---- velocity output --------------------------------------------------------------
-    #: integrate the commanded velocity from the previous command ("command") or the measured one
+    #: integrate the commanded velocity from the previous command ("command": the law damps the commanded twist)
+    #: or the measured one ("measured": it damps the measured twist); controller_stages.VelocityOutput
     velocity_integration_base: VelocityIntegrationBase | str = VelocityIntegrationBase.COMMAND
     #: velocity output, force-controlled axes: a velocity-servoed arm pressing on a stiff surface
     #: is a stiff spring, so the force loop uses a virtual (admittance) mass instead of Lambda,

@@ -33,9 +33,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "Hz"),
     ParameterSpec("output_mode", "string", "torque",
                   "torque (direct_torque, e-Series; robot_connection direct only) or velocity (speedJ, CB3)"),
-    ParameterSpec("velocity_integration_base", "string", "",
-                  "velocity output: integrate the command from the previous command or the measured velocity "
-                  "(empty: command in direct, measured over topics, where the sample is older)"),
+    ParameterSpec("velocity_integration_base", "string", "command",
+                  "velocity output: integrate from the previous command (the law damps the commanded twist; the "
+                  "pose is measured) or from the measured velocity (it damps the measured twist)"),
     ParameterSpec("robot_adds_gravity", "bool", True,
                   "the robot adds its own gravity compensation to torque commands (UR direct_torque)"),
     ParameterSpec("force_source", "string", "sensor",

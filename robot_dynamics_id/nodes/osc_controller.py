@@ -139,13 +139,11 @@ class OscControllerNode(Node):
                 period_s=1.0 / self.rate_hz,
                 law=check_choice("law", p["law"], ("operational_space", "projected")),
                 output_mode=check_choice("output_mode", p["output_mode"], ("torque", "velocity")),
-                # Velocity output integrates qd_cmd = base + dt * qdd with the K_v damping on the measured twist:
-                # from the previous command, that loop's gain is K_v*dt (0.96 at 125 Hz) and it is stable only when
-                # the measured velocity is one cycle old, as inside the robot loop (direct). Over topics the sample
-                # is older and the command lands a cycle later: from the measured velocity it is stable at any delay.
+                # Velocity output: qd_cmd = base + dt * qdd. From the previous command the law damps the commanded
+                # twist (controller_stages.VelocityOutput): the servo's and the transport's delays stay out of the
+                # K_v loop (gain K_v dt ~ 1 at 125 Hz), direct and over topics (benchmarks/RESULTS.md).
                 velocity_integration_base=check_choice(
-                    "velocity_integration_base", p["velocity_integration_base"]
-                    or ("command" if self.connection == "direct" else "measured"), ("command", "measured")),
+                    "velocity_integration_base", p["velocity_integration_base"] or "command", ("command", "measured")),
                 robot_adds_gravity=bool(p["robot_adds_gravity"]),
                 force_source=check_choice("force_source", p["force_source"], ("sensor", "estimated")),
                 singularity_method=check_choice("singularity_method", p["singularity_method"],
