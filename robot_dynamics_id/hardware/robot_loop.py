@@ -12,10 +12,10 @@ program stops the arm, drops the pending command and reports the fault. The
 loop then reconnects with back-off and reports ``ready``; motion resumes only
 when a new command arrives after that. A program stopped on the controller
 while the loop was connected and the robot fine (a stop on the pendant or
-dashboard, or the controller's RTDE watchdog) is an operator's stop as far as the
-loop can tell: only :meth:`RobotLoop.request_program_restart` uploads the script
-again (the UR driver's ``resend_robot_program``). A lost connection, and a
-protective stop once unlocked, reconnect by themselves.
+dashboard) is an operator's stop: only :meth:`RobotLoop.request_program_restart`
+uploads the script again (the UR driver's ``resend_robot_program``). A lost
+connection, a protective stop once unlocked, and the controller's RTDE watchdog
+after this PC stalled (the backend's ``watchdog_starved_s``) reconnect by themselves.
 
 A controller can also run *inside* the cycle (``cycle_controller``): it gets
 each fresh sample and returns the command for the same cycle, so a torque loop
@@ -49,9 +49,8 @@ __all__ = ["PROGRAM_STOPPED", "CycleCommand", "LoopState", "LoopStatus", "RobotL
 
 
 #: the fault while the control script is stopped on the controller and the robot fine (see the module docstring)
-PROGRAM_STOPPED = ("program stopped on the controller (a stop on the pendant or dashboard, or its RTDE watchdog "
-                   "after this PC stalled): the arm stays stopped; restart the control script when it is safe "
-                   "(ur_interface: ~/resend_robot_program, std_msgs/Empty)")
+PROGRAM_STOPPED = ("program stopped on the controller (a stop on the pendant or dashboard): the arm stays stopped; "
+                   "restart the control script when it is safe (ur_interface: ~/resend_robot_program, std_msgs/Empty)")
 
 
 class LoopState:
@@ -478,14 +477,16 @@ class RobotLoop:
             self._saw_safety_stop = True
         if problem is not None and not state.program_running and state.safety_mode == int(SafetyMode.NORMAL) \
                 and state.robot_mode == int(RobotMode.RUNNING):
-            # The control script stopped while the robot is fine. After an unlocked protective stop, or on the
-            # operator's request, reconnecting uploads it again; otherwise it was stopped on purpose, as far as
-            # the loop can tell (pendant, dashboard, or the RTDE watchdog): it stays stopped.
-            if self._saw_safety_stop or self._restart_requested:
+            # The control script stopped while the robot is fine. After an unlocked protective stop, on the
+            # operator's request, or by the RTDE watchdog while this PC stalled, reconnecting uploads it again;
+            # otherwise it was stopped on purpose as far as the loop can tell (pendant, dashboard): it stays so.
+            starved = getattr(backend, "watchdog_starved_s", lambda: None)()  # this PC stalled: the RTDE watchdog
+            if self._saw_safety_stop or self._restart_requested or starved:
                 restart = self._restart_requested
                 self._saw_safety_stop = self._restart_requested = False
                 raise BackendError("control script restarted on request" if restart else
-                                   "control script not running on the controller")
+                                   f"the controller's RTDE watchdog stopped the program: this PC sent nothing for "
+                                   f"{starved * 1e3:.0f} ms" if starved else "control script not running")
             problem = PROGRAM_STOPPED
         if problem is not None:
             self._fault(problem)
@@ -554,8 +555,7 @@ class RobotLoop:
                 if slot.kind == "stop":  # nothing is pending any more: a finished trajectory is not a silent sender
                     self.guard.disarm_watchdog()
             active = self._active
-            # The cycle controller commands once per fresh sample: without one the stream is late, not the controller;
-            # the arm keeps its command until the backend calls the stream stalled (a fault, which ends a trajectory)
+            # The cycle controller commands once per fresh sample: without one the stream is late, not the controller
             expired = self.guard.watchdog_expired(now) and (fresh or active is None or not active.from_cycle)
             if expired:
                 self._active = None

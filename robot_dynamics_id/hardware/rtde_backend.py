@@ -59,6 +59,7 @@ uploaded (a fresh control interface does that).
 from __future__ import annotations
 
 import atexit
+import math
 import socket
 import time
 import weakref
@@ -148,6 +149,8 @@ class RtdeBackend(RobotBackend):
         #: warnings found while connecting, for the robot loop to report once (then cleared)
         self.notes: list[str] = []
         self._connected_once = False
+        self._last_send_s = -math.inf  # monotonic time of the last write to the control script
+        self._longest_gap = (-math.inf, 0.0)  # (when it ended, the longest time between writes), s
         self.realtime_priority = max(0, int(realtime_priority))
         self.sample_wait_s = 0.5 / self.rate_hz if sample_wait_s is None else max(0.0, float(sample_wait_s))
         #: reads that had to wait for the sample / that gave up waiting (diagnostics for the soak benchmark)
@@ -210,6 +213,7 @@ class RtdeBackend(RobotBackend):
                 raise BackendError(message)
         self._wait_for_program()
         self._connected_once = True
+        self._last_send_s, self._longest_gap = time.monotonic(), (-math.inf, 0.0)  # a new script: a new watchdog
         self._last_stamp = None
         self._stale_reads = 0
         self._open_dashboard()
@@ -425,8 +429,27 @@ class RtdeBackend(RobotBackend):
         if proxy.error is not None:
             raise BackendError(f"the ur_rtde control connection failed: {proxy.error}")
         proxy.send(op, values)
+        now = time.monotonic()
+        gap = now - self._last_send_s
+        if gap > self._longest_gap[1] or now - self._longest_gap[0] > 2.0:
+            self._longest_gap = (now, gap)
+        self._last_send_s = now
         if op != OP_KICK:
             self._commanded_this_cycle = True
+
+    def watchdog_starved_s(self) -> float | None:
+        """How long this process sent the controller nothing, when that was longer than the controller's RTDE
+        watchdog period within the last 2 s (then the watchdog, not an operator, stopped the program), else None.
+        """
+        if self.controller_watchdog_hz <= 0 or self._last_send_s == -math.inf:
+            return None
+        now = time.monotonic()
+        recent = self._longest_gap[1] if now - self._longest_gap[0] < 2.0 else 0.0
+        child = self._proxy.stalled if self._proxy is not None else None  # the control process's own gaps
+        if child is not None and now - child[0] < 2.0:
+            recent = max(recent, child[1])
+        starved = max(recent, now - self._last_send_s)
+        return starved if starved > 1.0 / self.controller_watchdog_hz else None
 
     def speed_j(self, qd_rad_s: np.ndarray, acceleration_rad_s2: float) -> None:
         # ur_rtde's default acceleration (0.5 rad/s²) is far too low for a velocity loop: always pass it.

@@ -51,6 +51,8 @@ class ControlProxy:
         self.ready = threading.Event()
         self.error: str | None = None
         self.refused: str | None = None
+        #: (when it was reported, monotonic s; how long) of the child's last gap between writes beyond the watchdog
+        self.stalled: tuple[float, float] | None = None
         self._reader = threading.Thread(target=self._read_replies, name="rtde-control-proxy", daemon=True)
         self._reader.start()
 
@@ -65,6 +67,8 @@ class ControlProxy:
                 self.refused = line[8:]
             elif line == "ACCEPTED":
                 self.refused = None
+            elif line.startswith("STALLED "):  # the child wrote nothing for longer than the watchdog's period
+                self.stalled = (time.monotonic(), float(line[8:]))
         if self.error is None:
             self.error = f"the ur_rtde control process ended (exit code {self.popen.poll()})"
         self.ready.set()
@@ -209,6 +213,7 @@ def control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realti
     }
     names = {OP_SPEEDJ: "speedJ", OP_SPEED_STOP: "speedStop", OP_DIRECT_TORQUE: "directTorque",
              OP_KICK: "kickWatchdog", OP_STOP_SCRIPT: "stopScript", OP_PROTECTIVE_STOP: "triggerProtectiveStop"}
+    last_call_s = None  # a gap between writes beyond the watchdog's period is reported (STALLED seconds)
     while True:
         messages = _proxy_messages(fd, buffer, block=True)
         if messages is None:  # the parent is gone: stop the arm and leave
@@ -228,6 +233,10 @@ def control_proxy_main(robot_ip: str, rate_hz: float, watchdog_hz: float, realti
             except Exception as exc:  # noqa: BLE001
                 say(f"ERROR {names.get(op, op)} failed: {type(exc).__name__}: {exc}")
                 return 1
+            now = time.monotonic()
+            if last_call_s is not None and watchdog_hz > 0 and now - last_call_s > 1.0 / watchdog_hz:
+                say(f"STALLED {now - last_call_s:.4f}")
+            last_call_s = now
             if ok is False and not refused:
                 refused = True
                 say(f"REFUSED {names.get(op, op)}")

@@ -289,6 +289,8 @@ class TrajectoryTracker:
     def cancel(self, reason: str = "cancelled") -> None:
         """Slow down along the path to rest (``ramp_s``), then end the goal as cancelled."""
         with self._lock:
+            if self._pending_stop is not None and self._pending_stop[0] == TrackingPhase.ABORTED:
+                return  # aborted while the loop was faulted: a cancel must not bring the goal back to slow down
             self._pending_goal, self._pending_stop = None, (TrackingPhase.CANCELLED, reason)
 
     def abort(self, reason: str) -> None:

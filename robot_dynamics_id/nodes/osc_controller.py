@@ -310,7 +310,12 @@ class OscControllerNode(Node):
         w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
         try:
             with self._lock:
+                starts = bool(np.any(w[:3])) and self.controller.stage.value == "free"
                 self.controller.set_force_target(wrench_task=w, start_contact=bool(np.any(w[:3])))
+            if starts:  # the approach moves to the pose goal: without one beyond the surface it waits there
+                self.get_logger().info(
+                    f"force target set: approaching the pose goal until the contact force exceeds "
+                    f"{self.controller.config.contact_threshold_n:g} N; send ~/target_frame at or beyond the surface")
         except ValueError as exc:
             self.get_logger().error(f"target_wrench refused: {exc}")
             self._stage_events.append(f"target refused: {exc}")

@@ -37,8 +37,8 @@ Subscribes
   ~/unlock_protective_stop                   std_msgs/Empty: leave the protective stop (UR: dashboard 'unlock
                                              protective stop', refused for 5 s after the stop)
   ~/resend_robot_program                     std_msgs/Empty: upload the control script again after a program
-                                             stop on the pendant, the dashboard or by the RTDE watchdog (which
-                                             the node never undoes by itself), as the UR driver's service
+                                             stop on the pendant or the dashboard (which the node never undoes
+                                             by itself), as the UR driver's service
 Collision observer (collision_model_file set): runs in the robot loop on every sample; publishes
 /collision_monitor/{external_torque, residual, collision} (nodes/_collision_topics.py) and makes a protective
 stop at a collision (collision_reaction).

@@ -80,8 +80,8 @@ FAULTS: tuple[Fault, ...] = (
           "test/nodes/test_ur_interface_rtde.py::"
           "test_a_second_client_of_the_controller_ends_with_exit_2_and_the_first_keeps_it"),
     Fault("rtde_program_stopped", "robot connection",
-          "the control script stopped on the controller while connected (stop on the pendant or dashboard, or the "
-          "RTDE watchdog after the PC stalled)",
+          "the control script stopped on the controller while connected (a stop on the pendant or dashboard; a "
+          "stop by the RTDE watchdog while this PC sent nothing is restarted by itself)",
           "\"program stopped on the controller (…): the arm stays stopped; restart the control script when it is "
           "safe (ur_interface: ~/resend_robot_program, std_msgs/Empty)\"; status fault until then",
           "program stopped on the controller", "the arm stopped; no script upload and no motion until "

@@ -206,6 +206,19 @@ def test_a_fault_ends_the_goal_at_once():
     assert "connection lost" in tracker.status.reason
 
 
+def test_a_cancel_after_a_fault_does_not_bring_the_goal_back():
+    # A review's dashboard stop: the loop faulted (abort), the excitation then sent its cancel (an empty trajectory);
+    # once the loop was ready again the cancel slowed the aborted goal "along its path", moving the arm.
+    tracker = TrajectoryTracker()
+    tracker.submit(_fourier_goal())
+    tracker(_state(HOME))
+    tracker.abort("program stopped on the controller")
+    tracker.cancel("an empty trajectory was received: stopping along the path")
+    out = tracker(_state(HOME, t=0.002))
+    assert out.kind == "stop" and tracker.status.phase == TrackingPhase.ABORTED
+    assert tracker(_state(HOME, t=0.004)) is None  # nothing more
+
+
 def test_a_new_goal_replaces_the_running_one():
     tracker = TrajectoryTracker()
     first = tracker.submit(_fourier_goal())

@@ -68,6 +68,7 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
             target.wrench.force.z = 5.0
             probe.target_wrench.publish(target)
             assert wait_until(lambda: "free -> approach" in ctl.log(), 30.0), ctl.log()
+            assert "force target set: approaching the pose goal until the contact force exceeds 10 N" in ctl.log()
             line = next(x for x in ctl.log().splitlines() if "free -> approach" in x)
             assert 0.0 < float(line.split("stage t=")[1].split(" s:")[0]) < 600.0, line
             probe.protective_stop.publish(String(data="test: protective stop"))
