@@ -99,7 +99,7 @@ class _CommandSlot:
     values: np.ndarray
     acceleration_rad_s2: float | None
     received_s: float
-    #: from the cycle controller, which commands once per fresh sample: silent only when the stream is
+    #: from the cycle controller, which commands once per fresh sample (silent only while the stream is late)
     from_cycle: bool = False
 
 
