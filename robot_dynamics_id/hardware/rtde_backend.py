@@ -81,6 +81,10 @@ _RECEIVE_VARIABLES = [
 ]
 #: what ur_rtde's message says when the RTDE input registers are held by someone else (IN_USE)
 _REGISTERS_HELD = ("IN_USE", "EtherNet/IP", "PROFINET", "MODBUS")
+#: words of ur_rtde's errors when the robot stopped answering (its reconnect attempt reads "Timeout connecting to UR
+#: dashboard server" even for the script port): said as a lost connection, ur_rtde's text kept after it
+_CONNECTION_LOST = ("Timeout connecting", "Broken pipe", "Connection reset", "Connection refused", "not connected",
+                    "End of file")
 #: RTDE runtime_state while a program runs
 _RUNTIME_PLAYING = 2
 
@@ -427,6 +431,9 @@ class RtdeBackend(RobotBackend):
         if proxy is None:
             raise BackendError("RTDE control interface is not connected")
         if proxy.error is not None:
+            if any(word.lower() in proxy.error.lower() for word in _CONNECTION_LOST):
+                raise BackendError(f"lost the control connection to the robot at {self.robot_ip} (network cable, "
+                                   f"robot powered off or rebooted; ur_rtde: {proxy.error})")
             raise BackendError(f"the ur_rtde control connection failed: {proxy.error}")
         proxy.send(op, values)
         now = time.monotonic()
