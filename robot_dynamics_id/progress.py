@@ -48,11 +48,16 @@ def scaled(progress: ProgressCallback | None, start: float, end: float,
     return report
 
 
-def stage_logger(log: Callable[[str], None], label: str) -> ProgressCallback:
-    """A callback that logs one line when the stage changes and nothing else (a node's logger, a log file)."""
+def stage_logger(log: Callable[[str], None], label: str, *, silenced_by=None) -> ProgressCallback:
+    """A callback that logs one line when the stage changes and nothing else (a node's logger, a log file).
+
+    ``silenced_by``: an event (``threading.Event``) after which nothing is logged: a job being cancelled finishes
+    its current stage before it checks, and its next stage's line would read as if it went on."""
     last: list[str | None] = [None]
 
     def report(fraction: float, stage: str = "") -> None:
+        if silenced_by is not None and silenced_by.is_set():
+            return
         if stage != last[0]:
             last[0] = stage
             log(f"{label}: {stage} ({100 * min(max(float(fraction), 0.0), 1.0):.0f} %)")

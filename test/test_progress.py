@@ -10,6 +10,7 @@ import pty
 import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,13 @@ def test_scaled_maps_a_sub_job_onto_its_slice_and_stage_logger_logs_stage_change
     for f, s in ((0.0, "read"), (0.05, "read"), (0.1, "preprocess"), (0.5, "regressor"), (0.6, "regressor")):
         log(f, s)
     assert logged == ["identify: read (0 %)", "identify: preprocess (10 %)", "identify: regressor (50 %)"]
+    # the identifier node's: once cancelling, the stages the job still passes through are not logged
+    cancel, logged = threading.Event(), []
+    log = stage_logger(logged.append, "identify", silenced_by=cancel)
+    log(0.1, "preprocess")
+    cancel.set()
+    log(0.56, "estimate")
+    assert logged == ["identify: preprocess (10 %)"]
 
 
 # ---- through the commands, as a user runs them ------------------------------------------------------------

@@ -73,7 +73,7 @@ __all__ = ["DataCheckError", "MASS_RATIO_PLAUSIBLE", "MIN_GRAVITY_SPREAD_OF_RATI
            "MOUNT_ANGLE_WARN_DEG", "MOUNT_RESIDUAL_RATIO_DOUBTFUL", "MOUNT_RESIDUAL_RATIO_WARN", "SCALE_OK",
            "SCALE_PLAUSIBLE", "TorqueScale",
            "check_joint_count", "check_torque_fits_robot", "gravity_direction", "gravity_fit", "gravity_scale",
-           "likely_robots", "link_mass_notes", "mass_warnings", "mount_check", "mount_problems"]
+           "likely_robots", "link_mass_notes", "loaded_arm_notes", "mass_warnings", "mount_check", "mount_problems"]
 
 #: a_g within this band: the data fit the robot's nominal model (mass priors are rough; a light tool is fine)
 SCALE_OK = (0.6, 1.7)
@@ -84,6 +84,10 @@ SCALE_CLOSE = (0.8, 1.25)
 #: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
 #: not refused; the neighbouring UR sizes differ by 2x or more.
 SCALE_PLAUSIBLE = (0.4, 2.5)
+#: a_g above this (within SCALE_OK) on data to identify the bare arm from: a tool mounted? Simulated UR3/UR5e/UR10e
+#: arms without payload gave 0.94-1.07 (x the drive gains' error); 25-30 % of the rated payload at the flange gives
+#: 1.3 on a UR3/UR5e, 15-20 % on a UR10e
+LOADED_SCALE = 1.3
 #: checked joints' a_g this many times apart (one joint against the median of all checked, or two against each
 #: other): warning naming the drive gain
 JOINT_SCALE_SPREAD = 1.5
@@ -549,3 +553,15 @@ def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
         problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
                         "carries a payload")
     return problems
+
+
+def loaded_arm_notes(checks: dict, robot: RobotModel) -> list[str]:
+    """A warning when the data to identify the arm from hold more gravity torque than the bare arm
+    (:data:`LOADED_SCALE`): a tool left on the flange goes into the links' parameters."""
+    scale = checks.get("torque_scale_vs_nominal")
+    if scale is None or not np.isfinite(scale) or not LOADED_SCALE < scale <= SCALE_OK[1]:
+        return []
+    return [f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model: was a tool or payload "
+            "mounted during the run? Its weight then goes into the links' parameters (a model of arm and tool: "
+            "rdi payload, payload_file or tool_mass_kg would count the tool twice). Identify the arm with the "
+            "flange empty and the tool with rdi payload; with nothing mounted, check the drive gains"]

@@ -43,7 +43,7 @@ from ..io.payload_file import load_payload_file, model_with_payload, payload_not
 from ..robots.model import RobotModel, load_robot, same_robot
 from ..progress import ProgressCallback, scaled
 from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, excitation_checks,
-                          mass_warnings, mount_problems)
+                          loaded_arm_notes, mass_warnings, mount_problems)
 from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
@@ -352,7 +352,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     check_warnings, checks = _checked_signal(recording, rm, signal, data.cutoff_hz, label=f"--robot {robot}",
                                              robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check,
                                              data=data)
-    warnings += check_warnings
+    warnings += check_warnings + loaded_arm_notes(checks, rm)
     _check_cancel(cancel)
     try:
         result = identify(recording, rm, options, preprocessed=data, progress=scaled(progress, 0.15, 0.7))
@@ -557,23 +557,27 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                                                                        float(trained) if trained else None)
     checked = rm if payload_used is None else rm.with_flange_payload(payload_used.mass_kg, payload_used.com_m,
                                                                      payload_used.inertia_about_com_kgm2)
-    unmounted = ("" if payload_used is None else f"If the arm is right: is the declared payload ("
-                 f"{payload_used.mass_kg:.3g} kg, --payload) mounted in these data? Validate them without --payload")
+    # With a declared payload the likeliest cause comes first: it is not the one mounted (another arm's nominal
+    # model that happens to fit the torques is the less likely story)
+    unmounted = ("" if payload_used is None else f"the torques do not fit the arm with the declared payload ("
+                 f"{payload_used.mass_kg:.3g} kg, --payload): is it the one mounted in these data? (without a "
+                 "payload: validate them without --payload) If the payload is right: ")
     try:
         check_warnings, checks = _checked_signal(  # checked as the training data were (the model's cut-off)
             recording, checked, signal, float(trained) if trained else cutoff,
             label=f"the model's robot {model.robot}", robot_fix="validate a model identified for {robot}",
             skip_robot_check=skip_robot_check)
     except DataCheckError as exc:
-        raise DataCheckError(f"{exc} {unmounted}".strip()) from None
+        raise DataCheckError(f"{unmounted}{exc}") from None
     if unmounted and (checks["fits_other_robot"] or checks["doubtful_reason"]):
-        check_warnings.append(f"the torques do not fit the arm with the declared payload. {unmounted}")
+        check_warnings.insert(0, unmounted.split(" If the payload")[0])
     _check_cancel(cancel)
     ur = _ur_model(recording, signal, gains) if compare_ur_model else None
     result = validate_recording(model, recording, signal.torque_nm, rm, cutoff_hz=cutoff,
                                 moving_threshold_rad_s=moving_threshold_rad_s, ur_model_nm=ur)
     metrics = dict(result.metrics)
-    problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + mount_problems(checks, rm, "the data")
+    problems = doubtful_fits(metrics, list(rm.joint_names), "validation") + [
+        f"{unmounted}{problem}" for problem in mount_problems(checks, rm, "the data")]
     if payload_used is not None:
         notes += payload_notes(payload_used, model_path)
     warnings = [*recording.warnings, *signal.notes, *notes, *check_warnings,

@@ -111,6 +111,10 @@ def check_output_file(out: str | Path, *, inputs: Sequence[str | Path | None] = 
     for ancestor in resolved.parents:
         if _is_bag_dir(ancestor):
             raise OutputDirError(f"--out {out} points into the bag {ancestor}: choose a file outside it")
+        if (ancestor / MARKER).is_file():  # the next run of that command replaces the folder, and this file with it
+            raise OutputDirError(f"--out {out} points into {ancestor}, the result of rdi "
+                                 f"{_earlier_command(ancestor) or 'identify'}, which a new run replaces whole: write "
+                                 f"the file beside it (--out {ancestor.parent / resolved.name})")
     if not resolved.parent.is_dir():
         raise OutputDirError(f"--out {out}: the folder {resolved.parent} does not exist; create it first "
                              f"(mkdir -p {resolved.parent})")

@@ -226,7 +226,8 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
             f"{inertia_std[worst]:.2e} kg m^2 (> {threshold:.1e}, the inertia of {mass:.2f} kg at 2 cm); trust the "
             "mass and centre of mass, not the inertia (payload.yaml offers no set-payload call with it). Move the "
             "wrist joints faster, with larger accelerations "
-            "(rdi excite plan --kind payload --velocity-scale 1 --acceleration-scale 1); the std covers "
+            "(rdi excite plan --kind payload --velocity-scale 0.7 --acceleration-scale 0.7; the default is 0.5 of "
+            "the robot's limits: raise it in steps, with the tool's clamping and cable checked); the std covers "
             "measurement noise only, not the arm model's errors of the wrist rotor inertias")
     if np.any(std[1:4] > 0.005):
         warnings.append(f"the centre of mass is uncertain: std {np.round(std[1:4] * 1000, 1).tolist()} mm (> 5 mm); "

@@ -27,6 +27,7 @@ import yaml
 from ..io.model_file import DynamicModel, plain_for_yaml
 from ..io.payload_file import DOUBTFUL_WARNINGS, PAYLOAD_SCHEMA, load_payload_file
 from ..robots.model import load_robot, same_robot
+from ..robots.priors import is_nominal_gains
 from .data_checks import check_joint_count
 from .job import JobCancelled, ReadOptions
 from .kinematic_check import check_tcp_pose_fits_robot
@@ -42,6 +43,11 @@ DOUBTFUL = DOUBTFUL_WARNINGS
 #: a mass below this fraction of the robot's rated payload is what an arm model's own errors make with nothing
 #: mounted (a UR3 model, an empty flange: 6.5 g), not a payload to set
 NOTHING_MOUNTED_FRACTION = 0.01
+#: below this fraction of the rated payload a mass is noted (not doubtful): a light tool, or an empty flange seen
+#: through an arm model with larger errors (the README's model, nominal drive gains: 107 g on a UR3)
+LIGHT_PAYLOAD_FRACTION = 0.05
+#: a joint of the arm (not the wrist) whose position spans more than this moved during the payload run, rad
+ARM_JOINT_STILL_RAD = 0.02
 
 
 #: how the ``provenance.torque`` label of files without ``identified_from`` begins, per torque source
@@ -92,6 +98,12 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     out = check_output_file(out_path, inputs=(model_path, data_path), default_name="payload.yaml",
                             earlier_result=_is_payload_file, what="payload file (rdi payload)")
     model = DynamicModel.load(model_path)
+    inconsistent = np.flatnonzero(~model.is_physically_consistent())
+    if inconsistent.size:  # rdi validate --payload and the controller refuse such a model with the payload too
+        raise PayloadIdentificationError(
+            f"the arm model's links {inconsistent.tolist()} are not physically consistent (identified with --method "
+            f"{model.provenance.get('method', 'wls, ols or irls')}), so it predicts from base parameters, which cannot carry a payload on the flange: "
+            "identify the arm with --method consistent (the default)")
     if robot is not None and not same_robot(robot, model.robot):
         raise PayloadIdentificationError(
             f"--robot {robot} contradicts the arm model, which was identified for {model.robot}: the payload is what "
@@ -129,7 +141,13 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
         "reader_warnings": list(getattr(recording, "warnings", ()) or ())})
     if cancel is not None and cancel.is_set():
         raise JobCancelled("cancelled before the payload was identified; nothing was written")
-    estimate = replace(estimate, warnings=estimate.warnings + tuple(_arm_checks(estimate, rm, recording)))
+    notes = _arm_checks(estimate, rm, recording)
+    if is_nominal_gains(model.drive_gains_nm_per_a, model.robot) and signal.source == "current":
+        notes.append(f"the arm model was identified with {model.robot}'s nominal drive gains "
+                     f"({', '.join(f'{g:g}' for g in model.drive_gains_nm_per_a)} Nm/A, assumed, not calibrated): the "
+                     "payload mass scales with their error, which the std does not cover; calibrate them first (rdi "
+                     "drive-gains) and identify the arm again")
+    estimate = replace(estimate, warnings=estimate.warnings + tuple(notes))
     doubtful = is_doubtful(estimate)
     if doubtful and out.exists() and not load_payload_file(out).doubtful:
         out = out.with_name(f"{out.stem}.doubtful{out.suffix}")  # a doubtful result never replaces a good one
@@ -160,6 +178,17 @@ def _arm_checks(estimate: PayloadEstimate, robot, recording) -> list[str]:
         warnings.append(f"the mass is below {100 * NOTHING_MOUNTED_FRACTION:g} % of the {robot.name}'s rated "
                         f"payload ({1000 * estimate.mass_kg:.1f} g): is the payload mounted? With nothing on the "
                         "flange the arm model's own errors make such a mass; record the run with the payload on")
+    elif rated is not None and estimate.mass_kg < LIGHT_PAYLOAD_FRACTION * rated:
+        warnings.append(f"a light payload ({1000 * estimate.mass_kg:.0f} g, below {100 * LIGHT_PAYLOAD_FRACTION:g} % "
+                        f"of the {robot.name}'s rated payload): if nothing is mounted, this is the arm model's own "
+                        "error (its drive gains, most often), not a tool to set")
+    q = getattr(recording, "q_rad", None)
+    arm_span = np.ptp(q[:, :3], axis=0) if q is not None and q.shape[1] >= 6 else np.zeros(0)
+    moved = [f"joint {j} ({arm_span[j]:.2f} rad)" for j in np.flatnonzero(arm_span > ARM_JOINT_STILL_RAD)]
+    if moved:
+        warnings.append(f"the base, shoulder or elbow moved during the payload run ({', '.join(moved)}): the arm "
+                        "model's errors on those joints go into the payload, which the std does not cover; record "
+                        "the wrist-only excitation (rdi excite plan --kind payload)")
     tcp_pose = getattr(recording, "tcp_pose", None)
     if tcp_pose is not None:
         _, summary = check_tcp_pose_fits_robot(robot, recording.q_rad, tcp_pose, robot_label=robot.name,

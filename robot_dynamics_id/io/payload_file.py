@@ -110,11 +110,14 @@ def load_payload_file(path: str | Path) -> FlangePayload:
     if determined is None:  # files written before the key: the set-payload call with an inertia says it
         determined = (doc.get("set_payload") or {}).get("ur_ros2_driver_with_inertia") is not None
     warnings = [str(w) for w in doc.get("warnings") or ()]
+    doubtful = tuple(w for w in warnings if w.startswith(DOUBTFUL_WARNINGS))
+    if doc.get("status") == "doubtful" and not doubtful:  # the file's verdict counts, whatever its warnings say
+        doubtful = ("status: doubtful (rdi payload exited 3)",)
     provenance = doc.get("provenance") or {}
     return FlangePayload(
         mass_kg=mass, com_m=com, inertia_about_com_kgm2=inertia if determined else np.zeros((3, 3)),
         frame=str(doc.get("frame", "tool0")), inertia_used=bool(determined),
-        doubtful=tuple(w for w in warnings if w.startswith(DOUBTFUL_WARNINGS)),
+        doubtful=doubtful,
         robot=provenance.get("robot"), arm_model=provenance.get("arm_model"), source=source)
 
 

@@ -129,14 +129,18 @@ def tool_payload(p: dict, robot: str) -> tuple[Payload, str]:
     if flange.frame != "tool0":
         raise ParameterError(f"parameter 'payload_file': the payload is given in {flange.frame!r}; the controller "
                              "takes it in tool0")
+    if flange.doubtful:  # a wrong tool weight is a steady force error, or a drift in free motion
+        raise ParameterError(f"parameter 'payload_file': {flange.source} is a doubtful estimate ("
+                             f"{'; '.join(w.split(':')[0] for w in flange.doubtful)}): the controller would "
+                             "compensate a tool that may not be the mounted one. Record the payload run again "
+                             "(rdi excite plan --kind payload, a longer run) and run rdi payload until it exits 0, "
+                             "or give the tool as tool_mass_kg and tool_com_m")
     check_tool_mass("payload_file", flange.mass_kg, robot)
     check_tool_offset("payload_file", flange.com_m)
-    notes = "; ".join(flange.doubtful)
     return (Payload(mass_kg=flange.mass_kg, com_m=tuple(flange.com_m),
                     inertia_kgm2=tuple(map(tuple, flange.inertia_about_com_kgm2))),
             f"tool from {flange.source}: {flange.mass_kg:.3f} kg at {np.round(flange.com_m, 4).tolist()} m, "
-            f"inertia {'identified' if flange.inertia_used else 'not determined: a point mass'}"
-            + (f" (DOUBTFUL: {notes})" if notes else ""))
+            f"inertia {'identified' if flange.inertia_used else 'not determined: a point mass'}")
 
 
 def polishing_settings(p: dict, max_force_n: float) -> tuple[dict, float]:

@@ -195,7 +195,9 @@ class IdentifierNode(Node):
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, name="identification", daemon=True)
         self._thread.start()
-        self.get_logger().info(f"identifying {p['data_path']} for {p['robot']} -> {p['out_dir']}")
+        what = (f"the payload of {p['data_path']} with the arm model {self._payload_model} -> {p['out_dir']}/payload.yaml"
+                if self._payload_model else f"{p['data_path']} for {p['robot']} -> {p['out_dir']}")
+        self.get_logger().info(f"identifying {what}")
 
     def _run(self) -> None:
         from ..identification.job import JobCancelled, run_identify
@@ -205,8 +207,8 @@ class IdentifierNode(Node):
             self._run_payload()
             return
         try:
-            summary = run_identify(progress=stage_logger(self.get_logger().info, "identify"), cancel=self._cancel,
-                                   **self._job)
+            summary = run_identify(progress=stage_logger(self.get_logger().info, "identify", silenced_by=self._cancel),
+                                   cancel=self._cancel, **self._job)
         except JobCancelled as exc:
             self.get_logger().warning(f"identification cancelled: {exc}")
             self._result_pub.publish(String(data=json.dumps({"ok": False, "status": "cancelled"})))

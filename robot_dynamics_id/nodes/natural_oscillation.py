@@ -156,13 +156,12 @@ def _check_friction_prior(model_file: str, prior) -> None:
 
 def _nominal_gains_note(model_file: str, prior) -> str | None:
     """A warning when the prior's drive gains are the published nominal ones (assumed, not calibrated)."""
-    from ..robots.priors import NOMINAL_DRIVE_GAINS_NM_PER_A
+    from ..robots.priors import is_nominal_gains
 
-    gains = prior.drive_gains_nm_per_a
-    nominal = NOMINAL_DRIVE_GAINS_NM_PER_A.get(str(prior.robot))
-    if not model_file or gains is None or nominal is None or not np.allclose(gains, nominal):
+    if not model_file or not is_nominal_gains(prior.drive_gains_nm_per_a, prior.robot):
         return None
-    return (f"model_file {model_file} was identified with the nominal drive gains {list(nominal)}: its gravity "
+    return (f"model_file {model_file} was identified with the nominal drive gains "
+            f"{prior.drive_gains_nm_per_a.tolist()}: its gravity "
             "and friction (Nm) scale with their error, which the search reads as gravity; calibrate the gains "
             "first (rdi drive-gains)")
 
@@ -216,6 +215,7 @@ class NaturalOscillationNode(Node):
         self._progress_pub = self.create_publisher(String, "/natural_oscillation/progress", _STATE_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, _STATE_QOS)
         self._status: dict | None = None
+        self._status_seen = threading.Event()
         self._rejected_at_start: int | None = None  # ur_interface's rejected_commands when the trials began
         self.interface_stop: str | None = None  # the robot node's fault or refusal: the procedure stops
         self._trials: list[dict] = []
@@ -322,6 +322,7 @@ class NaturalOscillationNode(Node):
         if not isinstance(status, dict):
             return
         self._status = status
+        self._status_seen.set()
         rejected = status.get("rejected_commands")
         if self._rejected_at_start is None or self.interface_stop is not None:
             return
@@ -467,10 +468,11 @@ class NaturalOscillationNode(Node):
         """Before the first trial: the robot node runs this arm and takes torque commands (else _Refused)."""
         if not self._status_topic:
             return
-        for _ in range(30):  # ur_interface publishes its status at status_rate_hz (10 Hz)
-            if self._status is not None or self.cancelled.is_set():
+        # ur_interface publishes its status at status_rate_hz (10 Hz): 3 s is that and DDS discovery on a busy
+        # machine. (Waiting for 30 joint states, as before, gave up after 60 ms at 500 Hz.)
+        for _ in range(30):
+            if self._status_seen.wait(0.1) or self.cancelled.is_set():
                 break
-            self.latest.take_new(0.1)
         status = self._status
         if status is None:
             self.get_logger().warning(f"no status on {self._status_topic}: the robot's arm and torque support are "

@@ -15,7 +15,7 @@ import numpy as np
 
 from .description import get_robot
 
-__all__ = ["NOMINAL_DRIVE_GAINS_NM_PER_A", "foreign_nominal_gains", "nominal_drive_gains"]
+__all__ = ["NOMINAL_DRIVE_GAINS_NM_PER_A", "foreign_nominal_gains", "is_nominal_gains", "nominal_drive_gains"]
 
 #: Assumed nominal drive gains, joint side, Nm/A (not published for the UR3: see the module doc).
 NOMINAL_DRIVE_GAINS_NM_PER_A: dict[str, tuple[float, ...]] = {
@@ -36,6 +36,14 @@ def nominal_drive_gains(robot: str = "ur3") -> np.ndarray:
     name = str(robot).strip().lower()
     get_robot(name)  # raises a ValueError naming the known robots
     return np.array(NOMINAL_DRIVE_GAINS_NM_PER_A[name], float)
+
+
+def is_nominal_gains(gains_nm_per_a, robot: str) -> bool:
+    """True when ``gains_nm_per_a`` are ``robot``'s assumed nominal gains (a model identified without calibrated
+    gains: its torques in Nm carry their error)."""
+    nominal = NOMINAL_DRIVE_GAINS_NM_PER_A.get(str(robot).strip().lower())
+    g = None if gains_nm_per_a is None else np.asarray(gains_nm_per_a, float)
+    return nominal is not None and g is not None and g.shape == (len(nominal),) and bool(np.allclose(g, nominal))
 
 
 def foreign_nominal_gains(gains_nm_per_a, robot: str) -> str | None:

@@ -230,3 +230,23 @@ def test_drive_gains_copied_from_another_arm_are_named(ur3):
                                           skip_robot_check=True)
     assert any(w.startswith("--drive-gains: the drive gains 10, 10, 8, 6, 6, 6 Nm/A are the assumed nominal gains "
                             "of ur3 / ur3e, not of the ur10") for w in warnings), warnings
+
+
+def test_an_arm_identified_with_a_tool_mounted_is_warned_about(ur3):
+    """A full excitation with 1.3 kg on a UR3's flange identified with exit 0 and no warning: the tool went into the
+    links (wrist 3 0.37 -> 0.87 kg), and rdi payload / the controller's tool would then count it twice."""
+    from robot_dynamics_id.dynamics.payload import payload_parameters, payload_regressor
+    from robot_dynamics_id.identification.data_checks import loaded_arm_notes
+
+    robot = load_robot("ur3")
+    q, qd, qdd, tau = _prepared(ur3, ur3.effort_nm)
+    tool = (payload_regressor(robot, q, qd, qdd) @ payload_parameters(1.3, (0.02, -0.01, 0.05))).reshape(-1, 6)
+    notes = {}
+    for name, torque in (("bare", tau), ("tool", tau + tool)):
+        _, scale = check_torque_fits_robot(robot, q, qd, qdd, torque, source="effort")
+        notes[name] = loaded_arm_notes({"torque_scale_vs_nominal": scale.scale}, robot)
+    assert notes["bare"] == []
+    (note,) = notes["tool"]
+    assert "was a tool or payload mounted during the run?" in note and "Identify the arm with the flange empty" in note
+    # beyond the plausible band the robot check itself speaks: no second message
+    assert loaded_arm_notes({"torque_scale_vs_nominal": 2.2}, robot) == []

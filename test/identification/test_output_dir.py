@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from robot_dynamics_id.identification.output_dir import (MARKER, OutputDirError, check_output_dir, discard_staging,
-                                                         staged_output, staging_path)
+from robot_dynamics_id.identification.output_dir import (MARKER, OutputDirError, check_output_dir, check_output_file,
+                                                         discard_staging, staged_output, staging_path)
 
 
 def test_bad_output_paths_are_refused_in_one_line(tmp_path):
@@ -32,6 +32,19 @@ def test_bad_output_paths_are_refused_in_one_line(tmp_path):
         check_output_dir(foreign)
     assert "\n" not in str(info.value) and (foreign / "notes.txt").read_text() == "keep me"
     assert check_output_dir(tmp_path / "new" / "deeper") == (tmp_path / "new" / "deeper").resolve()
+
+
+def test_a_file_is_never_written_into_a_folder_a_rerun_replaces(tmp_path):
+    """`rdi payload --out model` wrote model/payload.yaml; the next `rdi identify --out model` replaced the folder and
+    the payload with it, without a word."""
+    with staged_output(tmp_path / "model", command="identify") as stage:
+        (stage / "model.yaml").write_text("x")
+    for out in (tmp_path / "model", tmp_path / "model" / "payload.yaml"):
+        with pytest.raises(OutputDirError, match=r"the result of rdi identify, which a new run replaces whole: "
+                                                 r"write the file beside it \(--out .*payload.yaml\)"):
+            check_output_file(out, default_name="payload.yaml", earlier_result=lambda path: True, what="payload file")
+    assert check_output_file(tmp_path, default_name="payload.yaml", earlier_result=lambda path: True,
+                             what="payload file") == (tmp_path / "payload.yaml").resolve()
 
 
 def test_unwritable_parent_is_refused(tmp_path, monkeypatch):

@@ -136,3 +136,4 @@ def test_payload_mode_refuses_a_robot_that_is_not_the_arm_models(tmp_path, recor
                           "robot:=ur5e")
     assert _finish(process) == 1, process.log()
     assert "ur5e contradicts the arm model, which was identified for ur3" in process.log()
+    assert f"identifying the payload of {recordings['bag']} with the arm model {arm}" in process.log()

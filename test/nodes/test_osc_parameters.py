@@ -10,11 +10,11 @@ from robot_dynamics_id.parameters import ParameterError
 INERTIA = {"ixx": 3e-3, "iyy": 2.5e-3, "izz": 2e-3, "ixy": 2e-4, "ixz": -1e-4, "iyz": 3e-4}
 
 
-def _payload_file(path, *, robot="ur3", determined=True):
+def _payload_file(path, *, robot="ur3", determined=True, **changes):
     path.write_text(yaml.safe_dump({
         "schema": "robot_dynamics_id/payload/1", "frame": "tool0", "mass_kg": 1.3, "com_m": [0.02, -0.01, 0.05],
         "inertia_determined": determined, "realisable_inertia_about_com_kgm2": INERTIA, "warnings": [],
-        "provenance": {"robot": robot}}))
+        "provenance": {"robot": robot}, **changes}))
     return str(path)
 
 
@@ -44,6 +44,21 @@ def test_a_payload_that_does_not_belong_is_refused(tmp_path, robot, file_robot, 
     path = _payload_file(tmp_path / "p.yaml", robot=file_robot) if file_robot else str(tmp_path / "none.yaml")
     with pytest.raises(ParameterError, match=f"parameter 'payload_file': .*{message}"):
         tool_payload(_params(payload_file=path), robot)
+
+
+@pytest.mark.parametrize("changes", [
+    {"status": "doubtful"},
+    {"status": "doubtful", "warnings": ["the mass is uncertain: std 0.0053 kg (5.0 % > 2 %)"]},
+    {"warnings": ["the centre of mass is uncertain: std 3 mm"]},  # a file written before `status`
+])
+def test_a_doubtful_payload_file_is_refused_with_the_way_out(tmp_path, changes):
+    """rdi payload writes a doubtful estimate to --out when no good file is there: the controller took it and only
+    logged the doubt (a 0.107 kg "tool" of an empty flange, its CoM 60 mm inside the wrist)."""
+    path = _payload_file(tmp_path / "p.yaml", **changes)
+    with pytest.raises(ParameterError, match=r"parameter 'payload_file': .*is a doubtful estimate .*rdi payload "
+                                              r"until it exits 0, or give the tool as tool_mass_kg"):
+        tool_payload(_params(payload_file=path), "ur3")
+    tool_payload(_params(payload_file=_payload_file(tmp_path / "ok.yaml", status="ok")), "ur3")
 
 
 @pytest.mark.parametrize("changes, message", [

@@ -39,3 +39,12 @@ def test_gains_copied_from_another_arms_table_are_named():
     assert foreign_nominal_gains(nominal_drive_gains("ur10"), "ur10") is None  # its own
     assert foreign_nominal_gains([10.2, 9.9, 8.1, 6.0, 6.1, 5.9], "ur10") is None  # identified: no table's
     assert foreign_nominal_gains([10, 10, 8, 6, 6, 6], "/path/lab_arm.urdf") is None  # no nominal to compare
+
+
+def test_the_nominal_gains_are_recognised_as_assumed():
+    from robot_dynamics_id.robots.priors import is_nominal_gains
+
+    assert is_nominal_gains([10, 10, 8, 6, 6, 6], "ur3") and is_nominal_gains(nominal_drive_gains("ur10"), "UR10")
+    assert not is_nominal_gains([10.2, 9.9, 8.1, 6.0, 6.1, 5.9], "ur3")  # calibrated
+    assert not is_nominal_gains([10, 10, 8, 6, 6, 6], "ur10") and not is_nominal_gains(None, "ur3")
+    assert not is_nominal_gains([10, 10, 8, 6, 6], "ur3")
