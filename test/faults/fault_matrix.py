@@ -87,6 +87,14 @@ FAULTS: tuple[Fault, ...] = (
           "program stopped on the controller", "the arm stopped; no script upload and no motion until "
           "~/resend_robot_program", None,
           "test/nodes/test_ur_interface_rtde.py::test_faults_stop_the_arm_report_and_recover"),
+    Fault("rtde_connection_lost", "robot connection",
+          "the robot stops answering on the control connection (cable pulled, robot powered off or rebooted)",
+          "status fault \"robot loop error: lost the control connection to the robot at IP (network cable, robot "
+          "powered off or rebooted; ur_rtde: …)\" (ur_rtde's own text, often \"Timeout connecting to UR dashboard "
+          "server\", follows); retried with back-off",
+          "lost the control connection to the robot at", "the arm stopped by the controller's RTDE watchdog",
+          None, "test/hardware/test_rtde_backend.py::"
+          "test_a_dead_control_connection_is_said_as_lost_with_ur_rtde_text_kept"),
     # ---- signals: one shutdown path -------------------------------------------------------------------------
     Fault("signal_excitation_streaming", "Ctrl-C / SIGTERM",
           "Ctrl-C or SIGTERM to the excitation while it streams velocities",
@@ -229,6 +237,20 @@ FAULTS: tuple[Fault, ...] = (
           "125\"",
           "cannot use the robot as configured", "nothing was commanded", 2,
           "test/nodes/test_ur_interface_rtde.py::test_a_configuration_the_robot_refuses_ends_the_node_with_exit_2"),
+    Fault("controller_doubtful_payload", "configuration",
+          "osc_controller's payload_file is a doubtful rdi payload result (status: doubtful: an empty flange, too "
+          "little wrist motion)",
+          "one line: \"parameter 'payload_file': FILE is a doubtful estimate (…): the controller would compensate "
+          "a tool that may not be the mounted one. …\"",
+          "is a doubtful estimate", "nothing started", 2,
+          "test/nodes/test_osc_parameters.py::test_a_doubtful_payload_file_is_refused_with_the_way_out"),
+    Fault("result_file_in_result_folder", "configuration",
+          "rdi payload / drive-gains --out inside a folder that rdi identify (validate, export) replaces whole "
+          "(the model's folder)",
+          "one line: \"--out model/payload.yaml points into model, the result of rdi identify, which a new run "
+          "replaces whole: write the file beside it (--out payload.yaml)\"",
+          "which a new run replaces whole", "nothing written", 1,
+          "test/identification/test_output_dir.py::test_a_file_is_never_written_into_a_folder_a_rerun_replaces"),
     # ---- noise on a fault -----------------------------------------------------------------------------------
     Fault("command_flood", "repeated faults", "a publisher stuck on NaN velocity commands at 500 Hz",
           "at most one line a second: \"velocity command refused: … (N more since HH:MM:SS.mmm)\"; "

@@ -45,6 +45,11 @@ def test_a_file_is_never_written_into_a_folder_a_rerun_replaces(tmp_path):
             check_output_file(out, default_name="payload.yaml", earlier_result=lambda path: True, what="payload file")
     assert check_output_file(tmp_path, default_name="payload.yaml", earlier_result=lambda path: True,
                              what="payload file") == (tmp_path / "payload.yaml").resolve()
+    from robot_dynamics_id.cli import main  # as rdi payload says it: exit 1, nothing written
+
+    assert main(["payload", "--model", str(tmp_path / "model" / "model.yaml"), "--data", str(tmp_path / "run.csv"),
+                 "--out", str(tmp_path / "model")]) == 1
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == [MARKER, "model.yaml"]
 
 
 def test_unwritable_parent_is_refused(tmp_path, monkeypatch):
