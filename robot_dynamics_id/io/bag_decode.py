@@ -340,6 +340,9 @@ def _sorted_unique(series: _Series, warnings: list[str]) -> _Series:
 
 #: a step between stamps longer than this many median periods is a gap
 GAP_PERIODS = 5
+#: joint-state samples outside the stamped signals' span dropped without a warning (a recorder's topics start and
+#: stop a cycle or two apart; more is a signal that started late or ended early)
+EDGE_SAMPLES = 5
 
 
 def _gaps(stamps_ns: np.ndarray) -> list[tuple[int, int]]:
@@ -473,9 +476,10 @@ def read_bag(
         raise BagReadError(f"bag {path}: the time stamps of {', '.join(s.topic for s in stamped.values())} do not "
                            f"overlap those of {topics.joint_states}; they come from different clocks. Read those "
                            "topics separately or fix the publisher's header stamps")
-    if not np.all(keep):
-        warnings.append(f"dropped {int((~keep).sum())} joint-state sample(s) outside the time span of all "
-                        "stamped signals")
+    dropped = int((~keep).sum())
+    if dropped > EDGE_SAMPLES:  # a recorder's topics start and stop a cycle or two apart: not worth a warning
+        warnings.append(f"dropped {dropped} joint-state sample(s) outside the time span of all stamped signals "
+                        f"({', '.join(s.topic for s in stamped.values())}): a signal started late or ended early")
     t_ns, rx_ns, qqd = js.stamp_ns[keep], js.receive_ns[keep], js.values[keep]
     t0 = int(t_ns[0])
     time_s = t_ns * 1e-9  # float64 keeps ~0.2 us resolution even for epoch stamps

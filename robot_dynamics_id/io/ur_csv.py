@@ -75,9 +75,33 @@ BACKWARD_JUMP_S = 0.1
 #: rows of one RTDE cycle (the same timestamp) hold the same joint positions to the file's 6 decimals
 SAME_CYCLE_Q_RAD = 1e-5
 
+#: sorted rows closer than this fraction of the median step came from two clocks (a small jump back), not one
+OFF_GRID_FRACTION = 0.5
+
 
 class UrCsvError(ValueError):
     """An RTDE CSV file cannot be read; the message names the file, the problem and the fix."""
+
+
+def _check_reordering(path: Path, t: np.ndarray, order: np.ndarray, row: np.ndarray) -> None:
+    """Refuse rows out of order that a sort would interleave off the controller's time grid: rows written out of
+    order keep their cycles' timestamps (sorted, they step by the period); a clock that fell back by less than
+    :data:`BACKWARD_JUMP_S` and went on puts a second grid between the first one's rows."""
+    sorted_t = t[order]
+    steps = np.diff(sorted_t)
+    period = float(np.median(steps[steps > 0])) if np.any(steps > 0) else 0.0
+    moved = order != np.arange(t.size)
+    involved = moved[:-1] | moved[1:]
+    off_grid = involved & (steps > 0) & (steps < OFF_GRID_FRACTION * period)
+    if not off_grid.any():
+        return
+    back = np.flatnonzero(np.diff(t) < 0)
+    k = int(back[0]) if back.size else int(np.flatnonzero(off_grid)[0])
+    raise UrCsvError(f"{path}: the timestamp steps back by {t[k] - t[k + 1]:.3f} s at line {int(row[k + 1]) + 2} "
+                     f"({t[k]:.3f} s, then {t[k + 1]:.3f} s) and the rows after it fall between the earlier rows' "
+                     f"{1e3 * period:.0f} ms cycles: the clock jumped back (a controller restart, two recordings), "
+                     "it is not rows written out of order; sorted, they would interleave two stretches of motion. "
+                     "Split the file there")
 
 
 def _check_clock(path: Path, t: np.ndarray, row: np.ndarray) -> None:
@@ -245,6 +269,7 @@ def read_ur_csv(
                          f"(first: line {first + 2}): not the same RTDE cycle, so two recordings are interleaved. "
                          "Give one recording per file")
     if not np.all(order == np.arange(t.size)):
+        _check_reordering(path, t, order, row)
         warnings.append("rows were not in timestamp order; sorted")
     if not np.all(keep):
         warnings.append(f"{int((~keep).sum())} row(s) repeat an earlier timestamp (same RTDE cycle); kept the first")

@@ -44,11 +44,12 @@ from ._run import run_node
 
 __all__ = ["TORQUE_LOGGER_PARAMETERS", "TorqueLoggerNode", "main"]
 
-#: Types of this package's topics: these are subscribed at once, before any publisher exists,
-#: so their first messages are not lost while discovery finds the publisher.
 #: seconds of draining after Ctrl-C/SIGTERM (see TorqueLoggerNode.begin_stop)
 STOP_DRAIN_S = 0.5
 
+#: Types of this package's topics: these are subscribed at once, before any publisher exists, so their first
+#: messages are not lost while discovery finds the publisher. Reliable then; a best-effort publisher found later
+#: (a sensor-QoS driver) makes the subscription best effort (rclpy's incompatible-QoS event).
 KNOWN_TYPES = {
     "/joint_states": "sensor_msgs/msg/JointState",
     "/motor_currents": "sensor_msgs/msg/JointState",
@@ -160,6 +161,9 @@ class TorqueLoggerNode(Node):
         self._subscribed: dict[str, str] = {}
         self._counts: dict[str, int] = {}
         self._lost: dict[str, int] = {}
+        self._topic_subscriptions: dict[str, object] = {}
+        self._switch: dict[str, object] = {}  # topic -> type whose subscription becomes best effort (next timer)
+        self._best_effort: set[str] = set()
         self._started = time.monotonic()
         deltas = CounterDeltas()
         NodeDiagnostics(self, part="recorder", hardware_id=str(path), collect=lambda: recorder_report(
@@ -173,6 +177,7 @@ class TorqueLoggerNode(Node):
 
     def _discover(self) -> None:
         """Subscribe to wanted topics that have appeared (type from the graph)."""
+        self._switch_to_best_effort()
         missing = [t for t in self._wanted if t not in self._subscribed]
         if not missing:
             return
@@ -190,23 +195,46 @@ class TorqueLoggerNode(Node):
                 continue
             self.bag.add_topic(topic, msgtype)
             self._counts[topic] = 0
-            qos = self._qos_for(topic)
-            try:  # messages DDS reports lost (the recorder fell behind): counted for /diagnostics
-                self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True,
-                                         event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost(topic)))
-                self._lost[topic] = 0
-            except UnsupportedEventTypeError:  # an RMW without the message-lost event: not counted
-                self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True)
+            best_effort = self._best_effort_publisher(topic)
+            if best_effort:
+                self._best_effort.add(topic)
+            self._subscribe(topic, cls, best_effort)
             self._subscribed[topic] = msgtype
             self.get_logger().info(f"recording {topic} [{msgtype}]")
 
-    def _qos_for(self, topic: str) -> QoSProfile:
-        # Match the publishers: a reliable subscription never connects to a best-effort publisher.
-        infos = self.get_publishers_info_by_topic(topic)
-        best_effort = any(i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for i in infos)
-        return QoSProfile(depth=10000,
-                          reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.VOLATILE)
+    def _subscribe(self, topic: str, cls, best_effort: bool) -> None:
+        # A reliable subscription never connects to a best-effort publisher; a best-effort one takes both kinds.
+        qos = QoSProfile(depth=10000, durability=DurabilityPolicy.VOLATILE,
+                         reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE)
+        events = {"incompatible_qos": self._on_incompatible(topic, cls)} if not best_effort else {}
+        try:  # messages DDS reports lost (the recorder fell behind): counted for /diagnostics
+            sub = self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True, event_callbacks=(
+                SubscriptionEventCallbacks(message_lost=self._on_lost(topic), **events)))
+            self._lost.setdefault(topic, 0)
+        except UnsupportedEventTypeError:  # an RMW without these events: not counted, not switched
+            sub = self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True)
+        self._topic_subscriptions[topic] = sub
+
+    def _best_effort_publisher(self, topic: str) -> bool:
+        return any(i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+                   for i in self.get_publishers_info_by_topic(topic))
+
+    def _on_incompatible(self, topic: str, cls):
+        def incompatible(info) -> None:  # a best-effort publisher appeared after the reliable subscription
+            if "RELIABILITY" in str(getattr(info, "last_policy_kind", "")):
+                self._switch[topic] = cls
+        return incompatible
+
+    def _switch_to_best_effort(self) -> None:
+        for topic in list(self._switch):
+            cls = self._switch.pop(topic)
+            if topic in self._best_effort:
+                continue
+            self._best_effort.add(topic)
+            self.destroy_subscription(self._topic_subscriptions.pop(topic))
+            self._subscribe(topic, cls, best_effort=True)
+            self.get_logger().warning(f"a publisher of {topic} offers best-effort QoS: now recording {topic} best "
+                                      "effort (it takes every publisher; what DDS drops is counted as lost)")
 
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:

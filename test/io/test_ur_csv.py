@@ -149,6 +149,14 @@ def test_two_recordings_in_one_file_are_refused_not_interleaved(tmp_path: Path) 
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(UrCsvError, match=r"1 row\(s\) repeat an earlier timestamp with other joint positions"):
         read_ur_csv(tmp_path / "d.csv")
+    # a clock that falls back by less than BACKWARD_JUMP_S (0.05 s, off the cycle grid) and goes on: sorting used
+    # to interleave two stretches of motion with only "sorted" said (found by a review)
+    lines = write_ur_csv(tmp_path / "s.csv", rec).read_text().splitlines()
+    small = [",".join([f"{float(line.split(',')[0]) - 0.05:.6f}", *line.split(",")[1:]]) for line in lines[21:]]
+    (tmp_path / "s.csv").write_text("\n".join(lines[:21] + small) + "\n")
+    with pytest.raises(UrCsvError, match=r"steps back by 0\.042 s at line 22 .*the clock jumped back .*Split the "
+                                         r"file there"):
+        read_ur_csv(tmp_path / "s.csv")
     # rows a few cycles out of order (a recorder's buffer): sorted, with a warning
     lines = write_ur_csv(tmp_path / "o.csv", rec).read_text().splitlines()
     lines[5], lines[6] = lines[6], lines[5]

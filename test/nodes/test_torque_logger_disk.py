@@ -61,3 +61,38 @@ def test_lost_messages_turn_the_report_into_a_warning_naming_the_topic(logger):
     assert level == "warning" and text.startswith("recorded /joint_states: 900; LOST") and \
         text.endswith("/joint_states: 12"), node.log.lines
     node.bag.close()
+
+
+def test_a_best_effort_publisher_found_after_the_start_is_recorded(logger):
+    """/joint_states is subscribed (reliable) before any publisher exists; a sensor-QoS publisher that appeared
+    later was never connected: 0 messages recorded, exit 0, only rcl's "incompatible QoS" line."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    node = logger
+    publisher_node = Node("best_effort_driver")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(publisher_node)
+    try:
+        for _ in range(20):  # the reliable subscription exists before the publisher
+            executor.spin_once(timeout_sec=0.01)
+        assert "/joint_states" in node._topic_subscriptions and not node._best_effort
+        publisher = publisher_node.create_publisher(
+            JointState, "/joint_states", QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+        for _ in range(3000):  # until 50 messages are recorded (bounded: a failure ends, it does not hang)
+            publisher.publish(JointState(name=["shoulder_pan_joint"], position=[0.1]))
+            executor.spin_once(timeout_sec=0.005)
+            if node._counts["/joint_states"] >= 50:
+                break
+        assert node._counts["/joint_states"] >= 50, node.log.lines
+        assert node._best_effort == {"/joint_states"}
+        warnings = [text for level, text in node.log.lines if level == "warning"]
+        assert any("a publisher of /joint_states offers best-effort QoS: now recording /joint_states best effort"
+                   in text for text in warnings), node.log.lines
+    finally:
+        executor.shutdown()
+        publisher_node.destroy_node()
+        node.bag.close()
