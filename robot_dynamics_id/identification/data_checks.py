@@ -65,6 +65,7 @@ import pinocchio as pin
 import scipy.optimize
 
 from ..io.bag_decode import PARTIAL_EXCITATION
+from ..io.bag_storage import DATA_LOST
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 from ..robots.priors import foreign_nominal_gains
@@ -525,10 +526,13 @@ def link_mass_notes(link_mass_kg, robot: RobotModel) -> list[str]:
 def excitation_checks(condition_number: float, warnings=()) -> tuple[list[str], list[str]]:
     """(warnings, problems) about how well the data determine the model: the base regressor's column-normalised
     condition number above :data:`CONDITION_WARN` / :data:`CONDITION_DOUBTFUL` (a few seconds of motion, or one
-    too poor: the fit may match the data and predict anything elsewhere), and a bag whose recording ended before
-    its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION)."""
+    too poor: the fit may match the data and predict anything elsewhere), a bag whose recording ended before
+    its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION), and one that lost part of
+    its recording (a storage file missing, messages unreadable: :data:`~..io.bag_storage.DATA_LOST`)."""
     problems = [f"the training data: {w}; identify the whole run (record it again)" for w in warnings
                 if w.startswith(PARTIAL_EXCITATION)]
+    problems += [f"the training data: part of the recording is not in them ({w}); identify the whole run (copy the "
+                 "bag again from where it was recorded)" for w in warnings if any(p in w for p in DATA_LOST)]
     text = (f"the data determine the model poorly: the regressor's condition number is {condition_number:.0f} (an "
             "optimised excitation of 20-60 s gives 10-300); the model may fit these data and predict other motions "
             "badly. Record a longer or richer excitation (rdi excite plan)")

@@ -34,7 +34,11 @@ from rosbags.rosbag2.storage_mcap import McapReader
 
 from .bag_recovery import SalvagedSqlite, recover_mcap_copy, recover_sqlite_copy
 
-__all__ = ["BagReadError", "BagSource", "bag_summary", "open_bag"]
+__all__ = ["DATA_LOST", "BagReadError", "BagSource", "bag_summary", "open_bag"]
+
+#: phrases of the reader's warnings that say part of the recording is not in the data (a storage file missing, fewer
+#: messages readable than metadata.yaml lists): an identification from it is doubtful
+DATA_LOST = ("lists missing file(s)", "messages metadata.yaml lists;")
 
 
 class BagReadError(ValueError):
