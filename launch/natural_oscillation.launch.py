@@ -9,11 +9,13 @@ commands: an e-Series with PolyScope >= 5.23 and ``supports_torque: true`` in ``
 simulated arm's truth, -1 nominal), ``robot`` (the arm), ``model`` (the prior model: an identified
 model.yaml; empty: nominal), ``compensate_friction`` (feed the model's friction forward: needed on a
 UR), ``output`` (the result JSON; empty: the progress topic only). The natural_oscillation node ends
-when the search is done (exit code 0, 3 doubtful); stop ur_interface with Ctrl-C.
+when the search is done (exit code 0, 3 doubtful), and the launch with it (ur_interface stops the arm).
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, EmitEvent, RegisterEventHandler
+from launch.event_handlers import OnProcessExit
+from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
@@ -22,6 +24,16 @@ from launch_ros.substitutions import FindPackageShare
 def generate_launch_description():
     share = FindPackageShare("robot_dynamics_id")
     backend = PythonExpression(["'sim' if '", LaunchConfiguration("sim"), "'.lower() == 'true' else 'rtde'"])
+    search = Node(
+        package="robot_dynamics_id",
+        executable="natural_oscillation",
+        name="natural_oscillation",
+        output="screen",
+        parameters=[PathJoinSubstitution([share, "config", "natural_oscillation.yaml"]),
+                    {"robot": LaunchConfiguration("robot"), "model_file": LaunchConfiguration("model"),
+                     "compensate_friction": LaunchConfiguration("compensate_friction"),
+                     "output_file": LaunchConfiguration("output")}],
+    )
     return LaunchDescription([
         DeclareLaunchArgument("sim", default_value="true", description="true: simulated UR3; false: real robot"),
         DeclareLaunchArgument("robot_ip", default_value="127.0.0.1", description="UR controller address"),
@@ -43,14 +55,8 @@ def generate_launch_description():
                         {"backend": backend, "robot_ip": LaunchConfiguration("robot_ip"),
                          "sim_truth_seed": LaunchConfiguration("sim_truth_seed")}],
         ),
-        Node(
-            package="robot_dynamics_id",
-            executable="natural_oscillation",
-            name="natural_oscillation",
-            output="screen",
-            parameters=[PathJoinSubstitution([share, "config", "natural_oscillation.yaml"]),
-                        {"robot": LaunchConfiguration("robot"), "model_file": LaunchConfiguration("model"),
-                         "compensate_friction": LaunchConfiguration("compensate_friction"),
-                         "output_file": LaunchConfiguration("output")}],
-        ),
+        search,
+        # the launch ends with the search (done, doubtful, refused or stopped): ur_interface gets SIGINT
+        RegisterEventHandler(OnProcessExit(target_action=search, on_exit=[
+            EmitEvent(event=Shutdown(reason="the natural-oscillation search ended"))])),
     ])

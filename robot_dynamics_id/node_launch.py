@@ -52,15 +52,18 @@ class NodeLaunch:
     parameter_overrides: dict[str, Any] = field(default_factory=dict)
     remappings: list[tuple[str, str]] = field(default_factory=list)
     arguments: list[str] = field(default_factory=list)
+    #: when this process exits, the launch ends the others (launch's OnProcessExit -> Shutdown: SIGINT to each,
+    #: so the recorder finishes its bag and ur_interface stops the arm): a job's launch ends with its job
+    ends_launch: bool = False
 
 
 def _config(name: str) -> Path:
     return package_share() / "config" / name
 
 
-def _node(executable: str, files: list[Path], overrides: dict[str, Any]) -> NodeLaunch:
+def _node(executable: str, files: list[Path], overrides: dict[str, Any], *, ends_launch: bool = False) -> NodeLaunch:
     return NodeLaunch(package=PACKAGE, executable=executable, name=executable, parameter_files=files,
-                      parameter_overrides=overrides)
+                      parameter_overrides=overrides, ends_launch=ends_launch)
 
 
 def _flag(value: bool | str) -> str:
@@ -84,13 +87,13 @@ def ur_interface_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1",
 def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool | str = True,
                      robot_ip: str = "127.0.0.1", move_to_start: bool | str = False,
                      config: str | Path | None = None) -> list[NodeLaunch]:
-    """``experiment.launch.py``: ur_interface, torque_logger, excitation."""
+    """``experiment.launch.py``: ur_interface, torque_logger, excitation (its end ends the launch)."""
     return [
         *ur_interface_nodes(sim=sim, robot_ip=robot_ip, config=config),
         _node("torque_logger", [_config("torque_logger.yaml")], {"bag_path": str(bag)}),
         _node("excitation", [_config("excitation.yaml")],
               {"trajectory_file": str(excitation), "move_to_start": _flag(move_to_start),
-               "wait_for_subscribers": ["torque_logger"]}),
+               "wait_for_subscribers": ["torque_logger"]}, ends_launch=True),
     ]
 
 
@@ -130,12 +133,12 @@ def control_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", model:
 def natural_oscillation_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1", config: str | Path | None = None,
                               sim_truth_seed: int | str = -1, robot: str = "ur3", model: str | Path = "",
                               compensate_friction: bool | str = False, output: str | Path = "") -> list[NodeLaunch]:
-    """``natural_oscillation.launch.py``: ur_interface + natural_oscillation."""
+    """``natural_oscillation.launch.py``: ur_interface + natural_oscillation (its end ends the launch)."""
     return [_node("ur_interface", [Path(config) if config else _config("ur3.yaml")],
                   {"backend": _backend(sim), "robot_ip": str(robot_ip), "sim_truth_seed": str(sim_truth_seed)}),
             _node("natural_oscillation", [_config("natural_oscillation.yaml")],
                   {"robot": str(robot), "model_file": str(model), "compensate_friction": _flag(compensate_friction),
-                   "output_file": str(output)})]
+                   "output_file": str(output)}, ends_launch=True)]
 
 
 #: launch file -> the function giving the processes it starts

@@ -10,6 +10,7 @@ its DDS participant's lease runs out (tens of seconds), so an excitation that on
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -21,6 +22,8 @@ __all__ = ["RecorderWatch"]
 
 #: periods without a status after which a recorder that published some is taken as gone
 SILENT_PERIODS = 5
+#: seconds between two checks during a run (a graph query each)
+CHECK_PERIOD_S = 0.5
 
 
 class RecorderWatch:
@@ -30,6 +33,7 @@ class RecorderWatch:
         self._names = {n.strip("/") for n in names}
         self._heard: dict[str, float] = {}
         self._clock = clock
+        self._next_check = -float("inf")
         if self._names:
             node.create_subscription(DiagnosticArray, DIAGNOSTICS_TOPIC, self._on_diagnostics,
                                      QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE))
@@ -45,3 +49,12 @@ class RecorderWatch:
         """The named nodes that published a status and then none for :data:`SILENT_PERIODS` periods."""
         limit = self._clock() - SILENT_PERIODS * DIAGNOSTICS_PERIOD_S
         return sorted(name for name, heard in self._heard.items() if heard < limit)
+
+    def gone(self, unsubscribed: Callable[[], list[str]], *, throttled: bool = True) -> list[str]:
+        """The required subscribers that left the graph (``unsubscribed()``) or fell silent; with ``throttled``,
+        empty between checks (one every :data:`CHECK_PERIOD_S`), so a run loop may call it every cycle."""
+        now = self._clock()
+        if throttled and now < self._next_check:
+            return []
+        self._next_check = now + CHECK_PERIOD_S
+        return sorted({*unsubscribed(), *self.silent()})

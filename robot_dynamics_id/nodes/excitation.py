@@ -393,7 +393,7 @@ class ExcitationNode(Node):
         self.get_logger().info("excitation started")
         if self._run_stage(trajectory, "excitation", ramp_s=self.streamer.ramp_s):
             # a recorder that stopped mid-run holds part of it
-            left = sorted({*self._subscribers_ready()[1], *self._recorders.silent()})
+            left = self._recorders.gone(lambda: self._subscribers_ready()[1], throttled=False)
             if left:
                 self.exit_code = 4
                 self.get_logger().error(f"excitation finished, but {left} no longer subscribe(s): their recording "
@@ -487,7 +487,13 @@ class ExcitationNode(Node):
             return controller.get("reason", "trajectory rejected")
         if verdict is not None and verdict.phase in ("diverged", "stalled"):
             return verdict.reason
-        return None
+        return self._recording_stopped()
+
+    def _recording_stopped(self) -> str | None:
+        """Why the run must stop: a required recorder left mid-run (the rest would be motion nobody records)."""
+        left = self._recorders.gone(lambda: self._subscribers_ready()[1])
+        return (f"{left} stopped recording (no longer subscribed, or silent on /diagnostics): the rest of the run "
+                "would not be recorded; record it again") if left else None
 
     def _stop_trajectory(self, label: str) -> bool:
         """Cancel: an empty trajectory makes the controller stop along the path; wait until the arm is at rest."""
@@ -511,7 +517,7 @@ class ExcitationNode(Node):
 
     def _play(self, streamer: TrajectoryStreamer, label: str) -> bool:
         period = 1.0 / self.rate_hz
-        watch = SilenceWatch(_STALE_STATE_S, _SELF_STALL_S)
+        watch, lost = SilenceWatch(_STALE_STATE_S, _SELF_STALL_S), None
         deadline = time.monotonic()
         next_progress = -np.inf
         while True:
@@ -525,7 +531,12 @@ class ExcitationNode(Node):
                 self._publish_progress(stage=label, phase="aborted", reason=reason)
                 self._send(np.zeros(len(self._names)))
                 return False
-            if self._cancel.is_set():
+            lost = lost or self._recording_stopped()
+            if lost and self.exit_code != 4:
+                self.exit_code = 4
+                self.get_logger().error(f"{label} stopped: {lost}")
+                self._publish_progress(stage=label, phase="aborted", reason=lost)
+            if self._cancel.is_set() or lost:
                 streamer.cancel(now)
             out = streamer.command(now, q)
             self._send(out.velocity_rad_s)
@@ -540,7 +551,7 @@ class ExcitationNode(Node):
                 self._publish_progress(stage=label, phase="aborted", reason=streamer.aborted)
                 return False
             if out.phase == "done":
-                return not self._cancel.is_set()
+                return not (self._cancel.is_set() or lost)
             deadline += period
             time.sleep(max(0.0, deadline - time.monotonic()))
 

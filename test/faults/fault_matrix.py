@@ -275,10 +275,11 @@ FAULTS: tuple[Fault, ...] = (
           "identification splits the recording at it", "both segments, identified separately, never joined", READ,
           "test/io/test_bag_losses.py::test_an_hour_long_gap_is_reported_as_the_split_identification_makes"),
     Fault("recorder_left_mid_run", "recordings", "torque_logger killed (or stopped) while the excitation runs",
-          "the excitation runs to its end, then exits 4: \"excitation finished, but ['torque_logger'] no longer "
-          "subscribe(s): their recording of the run is incomplete\"; identifying the bag: \"the recording ends "
-          "before its excitation finished\" (exit 3)",
-          "no longer subscribe", "the bag up to the kill (no metadata.yaml after SIGKILL)", 4,
+          "within ~6 s (its graph entry, or 5 silent /diagnostics periods) the excitation stops the arm and exits "
+          "4: \"excitation stopped: ['torque_logger'] stopped recording (no longer subscribed, or silent on "
+          "/diagnostics): the rest of the run would not be recorded; record it again\"; identifying the bag: \"the "
+          "recording ends before its excitation finished\" (exit 3)",
+          "stopped recording", "the bag up to the kill (no metadata.yaml after SIGKILL)", 4,
           "test/nodes/test_experiment.py::test_logger_killed_mid_run_keeps_all_but_the_last_second"),
     Fault("disk_full_logger", "recordings", "the disk fills while torque_logger records",
           "one error: \"cannot write the bag BAG: No space left on device; recording stopped. What was written "

@@ -107,9 +107,20 @@ RUNTIME_PLAN_CASES = [
 def test_runtime_plans_start_what_the_launch_files_start(launch_file, args):
     """rdi demo and the benchmarks start nodes from robot_dynamics_id.node_launch (no launch library at run
     time): the same command lines as the launch files themselves give."""
-    emulated = [node_command(n) for n in plan_launch(launch_file, args)]
-    runtime = [node_command(n) for n in launch_plan(launch_file, args)]
+    emulated = [(node_command(n), n.ends_launch) for n in plan_launch(launch_file, args)]
+    runtime = [(node_command(n), n.ends_launch) for n in launch_plan(launch_file, args)]
     assert runtime == emulated
+
+
+@pytest.mark.parametrize("launch_file, job", [("experiment.launch.py", "excitation"),
+                                              ("natural_oscillation.launch.py", "natural_oscillation")])
+def test_a_jobs_launch_ends_when_its_job_ends(launch_file, job):
+    """A run left the recorder and ur_interface running for 10 minutes after the excitation finished (a 307 MB bag,
+    identified with all its standstill): the launch now shuts down the rest when the job's process exits."""
+    args = {"excitation": "e.yaml"} if launch_file.startswith("experiment") else {}
+    assert [n.name for n in plan_launch(launch_file, args) if n.ends_launch] == [job]
+    assert not any(n.ends_launch for name in ("control.launch.py", "ur_interface.launch.py")
+                   for n in plan_launch(name, {}))
 
 
 def test_every_launch_file_has_a_runtime_plan():

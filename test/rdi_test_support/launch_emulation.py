@@ -151,6 +151,27 @@ class _Node:
                            arguments=arguments or [], remappings=remappings or [], condition=condition)
 
 
+class _Shutdown:
+    def __init__(self, *, reason="shutdown"):
+        self.reason = reason
+
+
+class _EmitEvent:
+    def __init__(self, *, event):
+        self.event = event
+
+
+class _OnProcessExit:
+    def __init__(self, *, target_action=None, on_exit=None):
+        self.target_action = target_action
+        self.on_exit = on_exit if isinstance(on_exit, list) else [on_exit]
+
+
+class _RegisterEventHandler:
+    def __init__(self, event_handler):
+        self.event_handler = event_handler
+
+
 class _PythonLaunchDescriptionSource:
     def __init__(self, launch_file_path):
         self.path = launch_file_path
@@ -172,7 +193,10 @@ def _stub_modules() -> dict[str, types.ModuleType]:
     return {
         "launch": module("launch", LaunchDescription=_LaunchDescription),
         "launch.actions": module("launch.actions", DeclareLaunchArgument=_DeclareLaunchArgument,
-                                 IncludeLaunchDescription=_IncludeLaunchDescription),
+                                 IncludeLaunchDescription=_IncludeLaunchDescription, EmitEvent=_EmitEvent,
+                                 RegisterEventHandler=_RegisterEventHandler),
+        "launch.event_handlers": module("launch.event_handlers", OnProcessExit=_OnProcessExit),
+        "launch.events": module("launch.events", Shutdown=_Shutdown),
         "launch.substitutions": module("launch.substitutions", LaunchConfiguration=_LaunchConfiguration,
                                        PathJoinSubstitution=_PathJoinSubstitution,
                                        PythonExpression=_PythonExpression, TextSubstitution=_TextSubstitution),
@@ -240,8 +264,18 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
             raise LaunchEmulationError(f"launch argument {decl.name}={ctx.arguments.get(decl.name)!r} is not one "
                                        f"of {decl.choices}")
     nodes: list[NodeLaunch] = []
+    started: dict[int, NodeLaunch] = {}  # id of a launch file's Node -> what it starts
     for entity in description.entities:
         if isinstance(entity, _DeclareLaunchArgument):
+            continue
+        if isinstance(entity, _RegisterEventHandler):  # only "when this node exits, shut the launch down"
+            handler = entity.event_handler
+            ends = (isinstance(handler, _OnProcessExit) and handler.on_exit
+                    and all(isinstance(a, _EmitEvent) and isinstance(a.event, _Shutdown) for a in handler.on_exit))
+            if not ends or id(handler.target_action) not in started:
+                raise LaunchEmulationError(f"{path.name}: an event handler other than OnProcessExit(target_action=<a "
+                                           "Node before it>, on_exit=[EmitEvent(event=Shutdown())])")
+            started[id(handler.target_action)].ends_launch = True
             continue
         if isinstance(entity, _Node):
             kw = entity.kwargs
@@ -258,6 +292,7 @@ def _plan(path: Path, arguments: dict[str, str]) -> list[NodeLaunch]:
             node.remappings = [(str(_perform(a, ctx)), str(_perform(b, ctx))) for a, b in kw["remappings"]]
             node.arguments = [str(_perform(a, ctx)) for a in kw["arguments"]]
             nodes.append(node)
+            started[id(entity)] = node
         elif isinstance(entity, _IncludeLaunchDescription):
             if entity.condition is not None and not entity.condition.evaluate(ctx):
                 continue
