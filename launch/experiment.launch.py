@@ -7,7 +7,7 @@ Arguments: ``sim`` (true: simulated UR3; false: the robot at ``robot_ip``),
 ``bag`` (bag directory to create), ``move_to_start`` (move slowly to the
 excitation's start pose first), ``config`` (ur_interface parameter file: the
 arm, its rate and drive gains; default config/ur3.yaml). The launch ends when the
-excitation exits: the recorder finishes the bag, ur_interface stops.
+excitation or the recorder exits: the recorder finishes the bag, ur_interface stops.
 """
 
 from launch import LaunchDescription
@@ -22,6 +22,14 @@ from launch_ros.substitutions import FindPackageShare
 
 def generate_launch_description():
     share = FindPackageShare("robot_dynamics_id")
+    recorder = Node(
+        package="robot_dynamics_id",
+        executable="torque_logger",
+        name="torque_logger",
+        output="screen",
+        parameters=[PathJoinSubstitution([share, "config", "torque_logger.yaml"]),
+                    {"bag_path": LaunchConfiguration("bag")}],
+    )
     excitation = Node(
         package="robot_dynamics_id",
         executable="excitation",
@@ -47,17 +55,13 @@ def generate_launch_description():
             launch_arguments={"sim": LaunchConfiguration("sim"), "robot_ip": LaunchConfiguration("robot_ip"),
                               "config": LaunchConfiguration("config")}.items(),
         ),
-        Node(
-            package="robot_dynamics_id",
-            executable="torque_logger",
-            name="torque_logger",
-            output="screen",
-            parameters=[PathJoinSubstitution([share, "config", "torque_logger.yaml"]),
-                        {"bag_path": LaunchConfiguration("bag")}],
-        ),
+        recorder,
         excitation,
         # the run is over when the excitation exits (done, refused, cancelled or failed: its exit code says which):
         # the others get SIGINT, so the recorder finishes the bag and ur_interface stops the arm
         RegisterEventHandler(OnProcessExit(target_action=excitation, on_exit=[
             EmitEvent(event=Shutdown(reason="the excitation ended"))])),
+        # and when the recorder exits (it refused bag_path, the disk filled, it was killed): nothing to run for
+        RegisterEventHandler(OnProcessExit(target_action=recorder, on_exit=[
+            EmitEvent(event=Shutdown(reason="the recorder ended"))])),
     ])

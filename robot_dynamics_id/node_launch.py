@@ -87,10 +87,11 @@ def ur_interface_nodes(*, sim: bool | str = True, robot_ip: str = "127.0.0.1",
 def experiment_nodes(*, excitation: str | Path, bag: str | Path = "", sim: bool | str = True,
                      robot_ip: str = "127.0.0.1", move_to_start: bool | str = False,
                      config: str | Path | None = None) -> list[NodeLaunch]:
-    """``experiment.launch.py``: ur_interface, torque_logger, excitation (its end ends the launch)."""
+    """``experiment.launch.py``: ur_interface, torque_logger, excitation (the end of either of the last two ends
+    the launch: a recorder that refused its bag_path or died leaves nothing to run for)."""
     return [
         *ur_interface_nodes(sim=sim, robot_ip=robot_ip, config=config),
-        _node("torque_logger", [_config("torque_logger.yaml")], {"bag_path": str(bag)}),
+        _node("torque_logger", [_config("torque_logger.yaml")], {"bag_path": str(bag)}, ends_launch=True),
         _node("excitation", [_config("excitation.yaml")],
               {"trajectory_file": str(excitation), "move_to_start": _flag(move_to_start),
                "wait_for_subscribers": ["torque_logger"]}, ends_launch=True),

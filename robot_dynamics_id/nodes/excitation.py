@@ -358,7 +358,8 @@ class ExcitationNode(Node):
                         else f"status on {self._interface_status_topic}" if not checked
                         else f"a subscriber of {self._command_pub.topic_name} (is the robot interface running?)")
                 raise SubscriberWaitError(f"no {what} after {self._subscriber_wait_s:.0f} s (subscriber_wait_s): "
-                                          "start them (ur_interface, the recorder), or change 'wait_for_subscribers'")
+                                          "start them (ur_interface, the recorder: check its log, it may have "
+                                          "exited, e.g. for an existing bag_path), or change 'wait_for_subscribers'")
             if self._cancel.wait(0.05):
                 return False
 
