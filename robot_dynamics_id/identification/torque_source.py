@@ -133,7 +133,18 @@ def _refuse_auto(data: Any, current, effort_is_moment: bool) -> TorqueSourceErro
             "motor currents (and pass --drive-gains), or pass --torque-source target_moment to fit UR's model "
             "on purpose")
     return TorqueSourceError(f"the data hold {holds}: nothing to identify from. Record motor currents (with drive "
-                             "gains) or a joint torque")
+                             f"gains) or a joint torque{_absent_current(data)}")
+
+
+def _absent_current(data: Any) -> str:
+    """Where the data's source would have held the motor currents, for a refusal's fix ('' when it does not say)."""
+    source = getattr(data, "source", None)
+    topic = (getattr(source, "absent", None) or {}).get("current_a")
+    if topic is None:
+        return ""
+    publisher = "RTDE_ROS2_Publisher" in str(getattr(source, "storage", ""))
+    return f" ({topic} is not in the data" + ("; add actual_current to the publisher's output_recipe)" if publisher
+                                              else ")")
 
 
 def select_torque(recording: Any, torque_source: str = "auto", drive_gains_nm_per_a=None, *,

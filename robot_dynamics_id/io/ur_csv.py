@@ -189,6 +189,11 @@ def read_ur_csv(
                 missing.append(prefix)
             continue
         selected[prefix] = cols
+    if missing and len(header) == 1 and "timestamp" in header[0]:  # one column: the separator is not one we read
+        other = sorted({c for c in re.sub(r"[\w.\s\"']", "", header[0])})
+        raise UrCsvError(f"{path}: the header is one column, {header[0][:60]!r}...: its separator "
+                         f"{' or '.join(repr(c) for c in other) or '(unknown)'} is not one this reader takes (comma, "
+                         "semicolon, tab or spaces); write the file with one of those")
     if missing:
         wanted = ", ".join(f"'{m}'" for m in missing)
         raise UrCsvError(

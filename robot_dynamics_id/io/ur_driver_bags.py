@@ -363,10 +363,12 @@ def read_rtde_publisher_bag(path: str | Path, *, joint_names: Sequence[str] = JO
     q = q[keep]
     sel = _finite_packets(sel, q, fields, prefix, nan_policy, path, warnings)
     used = {name: prefix + field for field, name in RTDE_PUBLISHER_FIELDS.items() if name in fields or name == "q_rad"}
+    absent = {name: prefix + field for field, name in RTDE_PUBLISHER_FIELDS.items() if name not in used}
     return Recording(
         joint_names=tuple(joint_names), time_s=time_ns[sel] * 1e-9, q_rad=q[sel],
         **{name: values[sel] for name, values in fields.items()},
-        source=RecordingSource(str(path), f"{storage} (RTDE_ROS2_Publisher)", used), warnings=tuple(warnings))
+        source=RecordingSource(str(path), f"{storage} (RTDE_ROS2_Publisher)", used, absent),
+        warnings=tuple(warnings))
 
 
 def _finite_packets(sel: np.ndarray, q: np.ndarray, fields: dict[str, np.ndarray], prefix: str, nan_policy: str,

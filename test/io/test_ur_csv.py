@@ -72,6 +72,12 @@ def test_missing_columns_name_the_fix(tmp_path: Path) -> None:
     partial.write_text("\n".join([text[0] + ",actual_current_0"] + [ln + ",1.0" for ln in text[1:]]) + "\n")
     with pytest.raises(UrCsvError, match=r"actual_current is incomplete.*actual_current_1"):
         read_ur_csv(partial)
+    # another separator: said as such (it read "missing column(s) for timestamp, actual_q ..." before)
+    piped = tmp_path / "d.csv"
+    piped.write_text("\n".join(line.replace(",", "|") for line in text) + "\n")
+    with pytest.raises(UrCsvError, match=r"the header is one column, .*its separator '\|' is not one this reader "
+                                         r"takes \(comma, semicolon, tab or spaces\)"):
+        read_ur_csv(piped)
 
 
 def test_nan_rows_raise_or_drop(tmp_path: Path) -> None:

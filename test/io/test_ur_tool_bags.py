@@ -153,13 +153,19 @@ def test_rtde_publisher_bag_identifies_like_our_own(sim, tmp_path):
     assert min(summary["fit_percent"]) > 95.0, summary["fit_percent"]
 
 
-def test_rtde_publisher_bag_without_velocities_names_the_recipe(sim, tmp_path):
+def test_rtde_publisher_bag_without_velocities_names_the_recipe(sim, tmp_path, capsys):
     _, result = sim
     short = result.recording.select(slice(0, 500))
     bag = write_rtde_publisher_bag(tmp_path / "rtde", short, fields=("actual_q", "actual_current"))
     with pytest.raises(BagReadError, match=r"/rtde/actual_qd is missing or empty; add actual_qd to the publisher's "
                                            r"output_recipe"):
         read_rtde_publisher_bag(bag)
+    # without currents: the refusal names the topic and the recipe (it said only "no torque or current at all")
+    bag = write_rtde_publisher_bag(tmp_path / "rtde_no_current", short, fields=("actual_q", "actual_qd"))
+    assert main(["identify", "--data", str(bag), "--robot", "ur3", "--out", str(tmp_path / "m"), "--drive-gains",
+                 "10,10,8,6,6,6", "--no-plots"]) == 1
+    assert "(/rtde/actual_current is not in the data; add actual_current to the publisher's output_recipe)" in \
+        capsys.readouterr().err
 
 
 def test_our_own_bags_are_not_mistaken_for_ur_tool_bags(sim, tmp_path):
