@@ -85,9 +85,9 @@ SCALE_CLOSE = (0.8, 1.25)
 #: (least squares over random poses of the nominal models: scale 1.7 to 2.2), so a loaded arm is warned about,
 #: not refused; the neighbouring UR sizes differ by 2x or more.
 SCALE_PLAUSIBLE = (0.4, 2.5)
-#: a_g above this (within SCALE_OK) on data to identify the bare arm from: a tool mounted? Simulated UR3/UR5e/UR10e
-#: arms without payload gave 0.94-1.07 (x the drive gains' error); 25-30 % of the rated payload at the flange gives
-#: 1.3 on a UR3/UR5e, 15-20 % on a UR10e
+#: a_g above this (within SCALE_OK) on data to identify the bare arm from: a tool mounted? Above the bare arms'
+#: spread (their mass spread times the nominal drive gains' error), below a rated payload's effect
+#: (benchmarks/bench_loaded_arm_scale.py measures both)
 LOADED_SCALE = 1.3
 #: checked joints' a_g this many times apart (one joint against the median of all checked, or two against each
 #: other): warning naming the drive gain
