@@ -2,7 +2,9 @@
 
 Subscribes to each configured topic as soon as it appears in the ROS graph
 (its type is taken from the graph, so the official UR driver's topics record
-just as well), with ``raw=True`` so the CDR bytes go into the bag unchanged,
+just as well; this package's own topics at once), reliable unless a publisher
+offers best effort only (then best effort, also when that publisher appears
+later), with ``raw=True`` so the CDR bytes go into the bag unchanged,
 and writes them with :class:`robot_dynamics_id.io.bag_writer.BagWriter`:
 mcap by default, sqlite3 (metadata version 8) for Humble users, split by size
 or duration, flushed every ``flush_period_s`` so that a ``kill -9`` loses at
