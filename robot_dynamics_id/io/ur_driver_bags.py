@@ -40,7 +40,7 @@ says the effort is current (``--joint-states-effort current``: ``check_effort=Fa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -414,10 +414,18 @@ def read_robot_bag(path: str | Path, robot: RobotModel, *, topics: BagTopics | N
     with open_bag(path) as bag:
         prefix = find_rtde_publisher_prefix(list(bag.topics))
         has_joint_states = topics.joint_states in bag.topics
+        unread = sorted(t for t in bag.topics if "rtde/" in t) if prefix is None else []
     renamed = topics.joint_states != BagTopics().joint_states
     if prefix is not None and (not has_joint_states or (ur_driver_topics and not renamed)):
         return read_rtde_publisher_bag(path, joint_names=tuple(robot.joint_names), prefix=prefix,
                                        nan_policy=nan_policy)
     if ur_driver_topics:
-        return read_ur_driver_bag(path, robot, topics=topics, check_effort=check_effort, nan_policy=nan_policy)
-    return read_bag(path, joint_names=tuple(robot.joint_names), topics=topics, nan_policy=nan_policy)
+        recording = read_ur_driver_bag(path, robot, topics=topics, check_effort=check_effort, nan_policy=nan_policy)
+    else:
+        recording = read_bag(path, joint_names=tuple(robot.joint_names), topics=topics, nan_policy=nan_policy)
+    if unread:  # RTDE_ROS2_Publisher topics without the joint positions cannot be read as a recording
+        recording = replace(recording, warnings=(*recording.warnings, (
+            f"RTDE_ROS2_Publisher topic(s) {unread} were not read: without …/rtde/actual_q and actual_qd they "
+            f"cannot be lined up with the joints; {topics.joint_states} was read instead (add actual_q and "
+            "actual_qd to the publisher's output_recipe to read its topics)")))
+    return recording

@@ -194,3 +194,23 @@ def test_rtde_publisher_bag_follows_the_nan_policy_and_says_which_options_do_not
     text = " | ".join(read.warnings)
     assert "3 of 2000 RTDE packets hold NaN/inf values" in text and "; dropped" in text
     assert "--topic and --joint-states-effort apply to /joint_states" in text
+
+
+def test_rtde_topics_that_cannot_be_read_are_named_not_ignored(tmp_path):
+    """/joint_states and only /rtde/actual_current: our topics are read, and the RTDE one is said to be unread."""
+    from robot_dynamics_id.io.bag_writer import BagWriter, float64_multi_array, joint_state
+    from robot_dynamics_id.io.ur_driver_bags import read_robot_bag
+    from robot_dynamics_id.robots import JOINT_NAMES
+
+    with BagWriter(tmp_path / "b") as bag:
+        bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+        bag.add_topic("/rtde/actual_current", "std_msgs/msg/Float64MultiArray")
+        for k in range(50):
+            stamp = 5 * 10**9 + k * 2_000_000
+            bag.write("/joint_states", stamp, joint_state(stamp, JOINT_NAMES, np.full(6, 1e-3 * k), np.zeros(6),
+                                                          np.ones(6)))
+            bag.write("/rtde/actual_current", stamp, float64_multi_array(np.ones(6)))
+    recording = read_robot_bag(tmp_path / "b", load_robot("ur3"))
+    assert recording.n_samples == 50
+    assert any(w.startswith("RTDE_ROS2_Publisher topic(s) ['/rtde/actual_current'] were not read") and
+               "/joint_states was read instead" in w for w in recording.warnings), recording.warnings
