@@ -453,7 +453,8 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
                 "--ur-driver-topics)")
     if source == "effort" and 0.03 < scale < SCALE_PLAUSIBLE[0] and 0.5 < inertial / scale < 2.0:
         return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
-                "driver pass --ur-driver-topics and --drive-gains, or --torque-source current")
+                "driver pass --ur-driver-topics and --drive-gains; for another recorder's /joint_states whose "
+                "effort is current, --joint-states-effort current and --drive-gains")
     parts = []
     fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
