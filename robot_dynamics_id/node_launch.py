@@ -190,7 +190,8 @@ def _ros_arg_value(value: Any) -> str:
 
 
 def node_command(node: NodeLaunch, *, executable_dir: str | Path | None = None) -> list[str]:
-    """The command line that starts ``node`` as ``ros2 run``/``ros2 launch`` would."""
+    """The command line that starts ``node`` as ``ros2 run``/``ros2 launch`` would: an argument list for
+    ``subprocess`` (to paste into a shell, quote it with ``shlex.join``: an empty value is ``''`` there)."""
     exe = node.executable if executable_dir is None else str(Path(executable_dir) / node.executable)
     cmd = [exe, *node.arguments, "--ros-args", "-r", f"__node:={node.name}"]
     for a, b in node.remappings:
