@@ -111,6 +111,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short runs (a few seconds in total)")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     cycles = 5_000 if args.quick else 25_000
     seconds = 2.0 if args.quick else 10.0
     repeats = 3

@@ -105,6 +105,9 @@ def main() -> int:
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="keep the simulated runs in DIR and reuse them (the simulation is most of the time)")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     seeds = [int(s) for s in args.seeds.split(",")]
     com = [float(v) for v in args.payload_com.split(",")]
     started = time.perf_counter()

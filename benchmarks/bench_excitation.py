@@ -44,6 +44,9 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="trajectory duration, s (default 60)")
     parser.add_argument("--seeds", type=int, default=3, help="number of seeds (default 3)")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     seeds = [0] if args.quick else list(range(args.seeds))
     robot = load_robot("ur3")
     rate = robot.description.control_rate_hz

@@ -44,6 +44,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--anneal-iterations", type=int, default=None)
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     duration = 120.0 if args.quick else 600.0
     runs = args.runs or (1 if args.quick else 3)
     iterations = args.anneal_iterations or (20_000 if args.quick else 200_000)

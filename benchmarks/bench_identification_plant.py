@@ -253,6 +253,9 @@ def main() -> int:
     parser.add_argument("--no-timing", action="store_true", help="skip the 300,000-sample timing")
     parser.add_argument("--no-csv", action="store_true", help="skip the ur_rtde CSV round trip")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     robots = (args.robots or ("ur3" if args.quick else "ur3,ur5e,ur10e")).split(",")
     duration = args.duration or (30.0 if args.quick else 60.0)
     iterations = args.anneal_iterations or (20_000 if args.quick else 200_000)

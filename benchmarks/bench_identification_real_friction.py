@@ -322,6 +322,9 @@ def main() -> int:
     parser.add_argument("--ripple-nm", default=None, metavar="R0,...,R5",
                         help="add a torque neither model has: R_j sin(2 q_j + phase) Nm to every run (module doc)")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     seeds = [int(s) for s in args.seeds.split(",")]
     ripple = None if args.ripple_nm is None else np.array([float(v) for v in args.ripple_nm.split(",")])
     if ripple is not None and (ripple.shape != (load_robot(args.robot).n_joints,) or np.any(ripple < 0)):

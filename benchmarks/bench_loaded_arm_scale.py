@@ -65,7 +65,8 @@ def main() -> None:
     for name in args.robots:
         r = one_robot(name)
         bare = max(r["own"][1], r["nominal_gains"][1])
-        print(f"{name:7} {r['own'][0]:7.3f}-{r['own'][1]:<7.3f}  {r['nominal_gains'][0]:9.3f}-{r['nominal_gains'][1]:<9.3f} "
+        own, nominal = r["own"], r["nominal_gains"]
+        print(f"{name:7} {own[0]:7.3f}-{own[1]:<7.3f}  {nominal[0]:9.3f}-{nominal[1]:<9.3f} "
               + "  ".join(f"{r['loaded'][f]:>11.2f}" for f in FRACTIONS)
               + f"   threshold / largest bare: {LOADED_SCALE / bare:.2f}")
 

@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10 s excitation, 2 repeats")
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     if args.quick:
         args.duration, args.repeats = 10.0, 2
     rows: dict[str, list[float]] = {k: [] for k in ("excitation_wall", "run_wall", "run_cpu", "bag_wall", "bag_cpu",

@@ -56,6 +56,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=300.0)
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     rclpy.init()
     probe = RobotProbe(name="bench_logger_probe")
     probe.spin_in_background()

@@ -66,6 +66,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=30.0)
     args = parser.parse_args()
+    from _machine import report_load  # benchmarks/_machine.py
+
+    report_load()
     rclpy.init()
     probe = RobotProbe(name="bench_probe")
     probe.spin_in_background()
