@@ -21,8 +21,10 @@ processes beside it (a lab PC is never idle).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -150,6 +152,7 @@ def main() -> int:
     args = parser.parse_args()
     configs = [c for c in args.configs.split(",") if c]
     tmp = Path(tempfile.mkdtemp(prefix="bench_experiment_cpu_"))
+    atexit.register(shutil.rmtree, tmp, True)  # the bags and logs of the runs (tens of MB): not kept
     trajectory = planned_fourier_excitation("ur3", duration_s=args.seconds, seed=0, rate_hz=500.0,
                                             period_s=min(10.0, args.seconds))
     excitation = save_trajectory(trajectory, tmp / "excitation.yaml")

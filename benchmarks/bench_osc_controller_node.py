@@ -26,8 +26,10 @@ Targets (issue 5): node loop period error p99 <= 0.5 ms; |force error| <= 1.0 N 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -150,6 +152,7 @@ def main() -> int:
                         help="more osc_controller parameters, e.g. --param publish_robot_state:=false")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="bench_osc_")
+    atexit.register(shutil.rmtree, work, True)  # the identified model's folder: not kept
     model = "" if args.nominal else (args.model or str(identify_simulated_arm(work, truth_seed=TRUTH_SEED)))
     rclpy.init(args=[])
     handle = rclpy.create_node("bench_osc_controller")

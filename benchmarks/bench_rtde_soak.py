@@ -306,6 +306,7 @@ def main() -> int:
             pass
     stall_probe = None if args.no_stall_probe else StallProbe()
     log_dir = tempfile.mkdtemp(prefix="rdi_soak_")
+    print(f"stand-in log (kept, for a run to look into): {log_dir}")
     standin = StandInProcess(personality="e-series", host=HOST, log_dir=log_dir,
                              rt_priority=None if args.no_priority else 20,
                              nice=0 if args.no_priority else -10)

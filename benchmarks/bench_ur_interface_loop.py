@@ -92,7 +92,7 @@ def main() -> int:
     print(f"baseline rclpy timer: median {np.median(base_med):.1f} us, p99 {np.median(base_p99):.1f} us; "
           f"ratio of p99 node/baseline = {p99 / np.median(base_p99):.2f}")
     print(f"target p99 <= 500 us: {'MET' if p99 <= 500 else 'NOT MET'}")
-    return 0
+    return 0 if p99 <= 500 else 1
 
 
 if __name__ == "__main__":
