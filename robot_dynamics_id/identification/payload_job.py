@@ -102,8 +102,8 @@ def run_payload(model_path: str | Path, data_path: str | Path, *, out_path: str 
     if inconsistent.size:  # rdi validate --payload and the controller refuse such a model with the payload too
         raise PayloadIdentificationError(
             f"the arm model's links {inconsistent.tolist()} are not physically consistent (identified with --method "
-            f"{model.provenance.get('method', 'wls, ols or irls')}), so it predicts from base parameters, which cannot carry a payload on the flange: "
-            "identify the arm with --method consistent (the default)")
+            f"{model.provenance.get('method', 'wls, ols or irls')}), so it predicts from base parameters, which "
+            "cannot carry a payload on the flange: identify the arm with --method consistent (the default)")
     if robot is not None and not same_robot(robot, model.robot):
         raise PayloadIdentificationError(
             f"--robot {robot} contradicts the arm model, which was identified for {model.robot}: the payload is what "

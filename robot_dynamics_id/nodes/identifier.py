@@ -195,8 +195,9 @@ class IdentifierNode(Node):
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, name="identification", daemon=True)
         self._thread.start()
-        what = (f"the payload of {p['data_path']} with the arm model {self._payload_model} -> {p['out_dir']}/payload.yaml"
-                if self._payload_model else f"{p['data_path']} for {p['robot']} -> {p['out_dir']}")
+        what = (f"the payload of {p['data_path']} with the arm model {self._payload_model} -> "
+                f"{p['out_dir']}/payload.yaml" if self._payload_model else
+                f"{p['data_path']} for {p['robot']} -> {p['out_dir']}")
         self.get_logger().info(f"identifying {what}")
 
     def _run(self) -> None:
