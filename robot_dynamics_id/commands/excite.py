@@ -3,13 +3,17 @@
     rdi excite plan --robot ur3 --kind fourier --duration 60 --seed 0 --out excitation.yaml
     rdi excite plan --robot ur3 --kind prbs --duration 60 --out prbs.yaml
     rdi excite plan --robot ur3 --kind payload --out payload_excitation.yaml
+    rdi excite plan --robot ur3 --kind point-to-point --duration 40 --seed 1 --out ptp.yaml
     rdi excite check excitation.yaml --robot ur3
 
 ``plan --kind prbs`` builds the schedule of seeds.md P3 (one joint PRBS, the
 others sinusoids, joints in turn); ``plan --kind fourier`` optimises a Fourier
 excitation for the condition number of the base regressor (excitation/optimise.py);
-``plan --kind payload`` a short wrist-only motion for ``rdi payload`` (excitation/payload.py).
-Both are checked before they are written. ``check`` refuses a file that breaks
+``plan --kind payload`` a short wrist-only motion for ``rdi payload`` (excitation/payload.py);
+``plan --kind point-to-point`` a validation run with stops (excitation/point_to_point.py): random
+waypoints, rest-to-rest moves and holds, the motion a lab's own programs make, for
+``rdi validate`` / ``rdi identify --validate`` (not for identification: it is not optimised and its
+condition number is printed, not judged). All are checked before they are written. ``check`` refuses a file that breaks
 a joint limit, the table keep-out or does not start/end at rest, or is sampled
 below 50 Hz, naming the first violation, and exits with status 1. Both judge the
 base regressor's condition number as ``rdi identify`` will judge the recording:
@@ -27,7 +31,14 @@ import numpy as np
 from ..progress import ProgressReporter
 
 COMMAND = "excite"
-HELP = "plan an excitation trajectory (PRBS schedule, optimised Fourier, payload wrist motion) or check a file"
+KINDS = ("fourier", "prbs", "payload", "point-to-point")
+#: per-kind defaults of the options several kinds share (None on the command line: "the kind's default");
+#: point-to-point: PointToPointSettings' fractions of the limits and waypoint box (excitation/point_to_point.py)
+KIND_DEFAULTS = {"velocity_scale": {"point-to-point": 0.3}, "acceleration_scale": {"point-to-point": 0.2},
+                 "position_range": {"point-to-point": 0.8}}
+SHARED_DEFAULTS = {"velocity_scale": 0.5, "acceleration_scale": 0.5, "position_range": np.pi / 2}
+HELP = ("plan an excitation trajectory (PRBS schedule, optimised Fourier, payload wrist motion, point-to-point "
+        "validation run) or check a file")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,11 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                           description="Generate an excitation trajectory, check it and save it as YAML.")
     plan.add_argument("--robot", default="ur3",
                       help="ur3, ur3e, ur5, ur5e, ur10, ur10e, ur16e or a URDF path (default ur3)")
-    plan.add_argument("--kind", choices=("fourier", "prbs", "payload"), default="fourier",
+    plan.add_argument("--kind", choices=KINDS, default="fourier",
                       help="fourier: optimised Fourier series; prbs: the PRBS + sinusoid schedule of P3; payload: "
-                           "a short optimised wrist motion (arm still) for payload identification (rdi payload)")
+                           "a short optimised wrist motion (arm still) for payload identification (rdi payload); "
+                           "point-to-point: a validation run of rest-to-rest moves with stops (rdi validate)")
     plan.add_argument("--duration", type=float, default=None,
-                      help="duration, s (default 60; payload: 20)")
+                      help="duration, s (default 60; payload: 20; point-to-point: 40)")
     plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     plan.add_argument("--out", required=True,
                       help="output YAML file (a folder: FOLDER/excitation.yaml); an existing file is replaced only "
@@ -56,20 +68,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     plan.add_argument("--rate", type=float, default=None, help="sample rate, Hz (default: the robot's rate)")
     plan.add_argument("--include-samples", action="store_true",
                       help="also write the samples (default: parameters only; samples are regenerated on load)")
-    fourier = plan.add_argument_group("fourier")
-    fourier.add_argument("--velocity-scale", type=float, default=0.5,
-                         help="fraction of the robot's velocity limits the optimiser may use (default 0.5)")
-    fourier.add_argument("--acceleration-scale", type=float, default=0.5,
-                         help="fraction of the robot's acceleration limits the optimiser may use (default 0.5)")
+    fourier = plan.add_argument_group("fourier, payload and point-to-point")
+    fourier.add_argument("--velocity-scale", type=float, default=None,
+                         help="fraction of the robot's velocity limits the optimiser (point-to-point: every move) "
+                              "may use (default 0.5; point-to-point: 0.3)")
+    fourier.add_argument("--acceleration-scale", type=float, default=None,
+                         help="fraction of the robot's acceleration limits the optimiser (point-to-point: every "
+                              "move) may use (default 0.5; point-to-point: 0.2)")
     fourier.add_argument("--period", type=float, default=10.0,
                          help="Fourier period, s; must divide --duration (default 10)")
     fourier.add_argument("--harmonics", type=int, default=None, help="number of harmonics (default 5; payload: 4)")
-    fourier.add_argument("--position-range", type=float, default=1.5707963267948966,
+    fourier.add_argument("--position-range", type=float, default=None,
                          help="each joint stays within the centre (UR home) pose ± this, rad (default pi/2); "
-                              "payload: each wrist joint")
+                              "payload: each wrist joint; point-to-point: the waypoints' box about --pose "
+                              "(default 0.8)")
     fourier.add_argument("--pose", default=None, metavar="Q1,...,Q6",
                          help="payload: the arm pose the wrist moves about, rad (default 0,-pi/2,pi/2,-pi/2,-pi/2,0: "
-                              "forearm horizontal)")
+                              "forearm horizontal); point-to-point: the centre of the waypoints (default "
+                              "0,-1.57,1,-1,1,0: upper arm raised, elbow bent)")
     fourier.add_argument("--starts", type=int, default=2, help="random starts of the optimiser (default 2)")
     fourier.add_argument("--max-iterations", type=int, default=120, help="SLSQP iterations per start (default 120)")
     prbs = plan.add_argument_group("prbs")
@@ -218,6 +234,7 @@ def _plan(args: argparse.Namespace) -> int:
     from ..robots import load_robot
 
     robot = load_robot(args.robot)
+    _fill_kind_defaults(args)
     problem = _unit_problem(args, robot)
     if problem:
         raise ValueError(problem)
@@ -226,10 +243,13 @@ def _plan(args: argparse.Namespace) -> int:
     table = None if args.no_table else args.table_height
     if args.kind == "payload":
         return _plan_payload(args, robot, rate, table)
+    if args.kind == "point-to-point":
+        return _plan_point_to_point(args, robot, rate, table)
     duration = 60.0 if args.duration is None else args.duration
     harmonics = 5 if args.harmonics is None else args.harmonics
     if args.pose is not None:
-        raise ValueError("--pose is for --kind payload; the Fourier excitation centres on the UR home pose")
+        raise ValueError(f"--pose is for --kind payload or point-to-point; the {args.kind} excitation centres on "
+                         "the UR home pose")
     if args.kind == "fourier":
         settings = FourierOptimisationSettings(
             duration_s=duration, period_s=args.period, n_harmonics=harmonics,
@@ -265,17 +285,59 @@ def _plan(args: argparse.Namespace) -> int:
     return _condition_verdict(cond)
 
 
+def _fill_kind_defaults(args: argparse.Namespace) -> None:
+    """Options several kinds share and left unset take the kind's default (KIND_DEFAULTS, else SHARED_DEFAULTS)."""
+    for name, shared in SHARED_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, KIND_DEFAULTS.get(name, {}).get(args.kind, shared))
+
+
+def _pose(args: argparse.Namespace, robot, default) -> tuple[float, ...]:
+    if args.pose is None:
+        return tuple(default)
+    try:
+        return tuple(float(v) for v in args.pose.replace(" ", "").split(","))
+    except ValueError:
+        raise ValueError(f"--pose {args.pose!r}: give {robot.n_joints} comma-separated joint angles in rad") from None
+
+
+def _plan_point_to_point(args: argparse.Namespace, robot, rate: float, table) -> int:
+    """A validation run (module doc): the condition number is printed for information, never judged."""
+    from ..excitation.checker import ExcitationLimits, check_trajectory
+    from ..excitation.point_to_point import DEFAULT_CENTRE_RAD, PointToPointSettings, point_to_point_trajectory
+    from ..excitation.trajectory_file import save_trajectory
+
+    for name in ("velocity_scale", "acceleration_scale"):
+        if not 0 < getattr(args, name) <= 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name):g}: a fraction of the robot's "
+                             "limits, in (0, 1]")
+    limits = ExcitationLimits.from_robot(robot, safety_factor=args.safety_factor, table_height_m=table)
+    settings = PointToPointSettings(
+        duration_s=40.0 if args.duration is None else args.duration,
+        centre_rad=_pose(args, robot, DEFAULT_CENTRE_RAD[:robot.n_joints]), range_rad=args.position_range,
+        velocity_fraction=args.velocity_scale, acceleration_fraction=args.acceleration_scale, seed=args.seed)
+    trajectory = point_to_point_trajectory(robot, settings, rate_hz=rate, limits=limits)
+    trajectory.limits = limits.to_dict()
+    report = check_trajectory(trajectory, robot, limits)
+    cond = _condition_number(robot, trajectory)
+    trajectory.metadata = dict(trajectory.metadata, purpose="validation", condition_number_robot_rate=cond)
+    path = save_trajectory(trajectory, args.out)
+    print(f"checked: {report.summary()}")
+    print(f"{trajectory.metadata['waypoints']} waypoints in {trajectory.duration_s:.1f} s; normalised condition "
+          f"number of the base regressor: {cond:.4g} (a validation run: score a model on it with rdi validate or "
+          "rdi identify --validate; identify from a Fourier or PRBS run)")
+    print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- move there at rest "
+          "before streaming")
+    print(f"wrote {path}")
+    return 0
+
+
 def _plan_payload(args: argparse.Namespace, robot, rate: float, table) -> int:
     from ..excitation.checker import ExcitationLimits, check_trajectory
     from ..excitation.payload import PAYLOAD_ARM_POSE_RAD, PayloadExcitationSettings, plan_payload_excitation
     from ..excitation.trajectory_file import save_trajectory
 
-    pose = PAYLOAD_ARM_POSE_RAD
-    if args.pose is not None:
-        try:
-            pose = tuple(float(v) for v in args.pose.replace(" ", "").split(","))
-        except ValueError:
-            raise ValueError(f"--pose {args.pose!r}: give 6 comma-separated joint angles in rad") from None
+    pose = _pose(args, robot, PAYLOAD_ARM_POSE_RAD)
     settings = PayloadExcitationSettings(
         duration_s=20.0 if args.duration is None else args.duration, period_s=args.period,
         n_harmonics=4 if args.harmonics is None else args.harmonics, pose_rad=pose,
@@ -338,6 +400,9 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     cond = _condition_number(robot, trajectory)
     print(f"normalised condition number of the base regressor: {cond:.2f}")
+    if (trajectory.metadata or {}).get("purpose") == "validation":
+        print("a validation run (rdi excite plan --kind point-to-point): its condition number is not judged")
+        return 0
     return _condition_verdict(cond)
 
 

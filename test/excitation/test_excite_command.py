@@ -39,6 +39,39 @@ def test_plan_fourier_small(tmp_path, capsys):
     assert checked and checked[1] == planned[2]
 
 
+def test_plan_point_to_point_is_a_validation_run_with_stops(tmp_path, capsys):
+    out = tmp_path / "ptp.yaml"
+    assert main(["excite", "plan", "--kind", "point-to-point", "--duration", "12", "--seed", "3", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "waypoints in" in printed and "rdi validate" in printed and str(out) in printed
+    traj = load_trajectory(out)
+    assert traj.kind == "samples" and traj.robot == "ur3" and traj.metadata["purpose"] == "validation"
+    assert traj.duration_s >= 12.0
+    centre = np.array([0.0, -1.57, 1.0, -1.0, 1.0, 0.0])
+    np.testing.assert_allclose(traj.position_rad[[0, -1]], [centre, centre], atol=1e-9)
+    # every move within 0.3 x the velocity limits (the kind's default, not the Fourier optimiser's 0.5)
+    from robot_dynamics_id.robots import load_robot
+    peak = np.abs(traj.velocity_rad_s).max(axis=0) / load_robot("ur3").velocity_limit_rad_s
+    assert peak.max() <= 0.3 + 1e-6 and peak.max() > 0.1
+    # stops: stretches where no joint moves, between the first and last sample
+    still = np.all(np.abs(traj.velocity_rad_s) < 1e-9, axis=1)
+    assert still[traj.time_s.size // 4: -traj.time_s.size // 4].any()
+    # a validation run is not judged by its condition number, in plan or check
+    assert main(["excite", "check", str(out)]) == 0
+    assert "its condition number is not judged" in capsys.readouterr().out
+    other = tmp_path / "ptp2.yaml"
+    assert main(["excite", "plan", "--kind", "point-to-point", "--duration", "12", "--seed", "3", "--out",
+                 str(other), "--velocity-scale", "0.1", "--pose", "0.5,-1.57,1,-1,1,0"]) == 0
+    traj = load_trajectory(other)
+    assert np.abs(traj.velocity_rad_s).max(axis=0).max() <= 0.1 * load_robot("ur3").velocity_limit_rad_s.max()
+    assert traj.position_rad[0, 0] == pytest.approx(0.5)
+    assert main(["excite", "plan", "--kind", "point-to-point", "--out", str(other), "--velocity-scale", "2"]) == 1
+    assert "a fraction of the robot's limits" in capsys.readouterr().err
+    assert main(["excite", "plan", "--kind", "prbs", "--out", str(other), "--pose", "0,-1.57,1,-1,1,0"]) == 1
+    assert "--pose is for --kind payload or point-to-point" in capsys.readouterr().err
+
+
 def test_check_refuses_and_names_the_violation(tmp_path, capsys):
     t = np.arange(0, 2.0 + 1e-9, 0.008)
     home = np.array([0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0])
@@ -110,6 +143,7 @@ def test_a_sparse_file_and_a_poor_condition_number_are_judged_as_identify_will(t
     (["--position-range", "90"], "90 degrees is 1.571 rad"),
     (["--kind", "payload", "--pose", "0,-90,90,-90,-90,0"], "this pose is --pose 0,-1.571,1.571,-1.571,-1.571,0"),
     (["--kind", "payload", "--pose", "0,-1.57"], "2 values for 6 joints, in rad"),
+    (["--kind", "point-to-point", "--pose", "0,-90,60,-60,60,0"], "this pose is --pose 0,-1.571,1.047"),
     (["--kind", "prbs", "--prbs-velocity", "30"], "30 deg/s is 0.5236 rad/s"),
     (["--kind", "prbs", "--amplitude", "30"], "30 degrees is 0.5236 rad"),
     (["--table-height", "50"], "the unit is m (50 mm is 0.05 m"),
