@@ -129,6 +129,7 @@ class OperationalSpaceController:
         self._force_mask = ~self._motion_mask
         # Reach of the arm from the shoulder-lift joint to the tool tip (for refusing targets).
         self._shoulder_m, self._reach_m = self._reach()
+        self._motion_point_to_tip = self.osm.tip_in_motion_frame.translation.copy()  # motion-point axes, m
         # ---- targets (arrays the stages hold; updated in place) ----
         self._x_d = np.zeros(3)
         self._r_d = np.eye(3)
@@ -293,6 +294,8 @@ class OperationalSpaceController:
                     np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0):
                 raise ValueError("motion target rotation is not a rotation matrix (R^T R != I or det < 0); "
                                  "orthonormalise it (e.g. via a quaternion)")
+        if self.config.target_min_z_m is not None:
+            self._check_height(p, self._r_d if r is None else r)
         d = p - self._shoulder_m
         distance = math.sqrt(float(d @ d))
         if distance > self._reach_m - self.config.reach_margin_m:
@@ -301,6 +304,19 @@ class OperationalSpaceController:
                 f"reach of {self._reach_m - self.config.reach_margin_m:.3f} m; choose a closer target"
                 + (" (the unit is m: a position in mm?)" if distance > 10.0 else ""))
         return p, r
+
+    def _check_height(self, p: np.ndarray, r: np.ndarray) -> None:
+        """ValueError when the motion point ``p`` or the tool tip it carries (rotation ``r``) is below
+        ``config.target_min_z_m``: the tip is p + R t, t the tip in the motion point's frame."""
+        floor = self.config.target_min_z_m
+        tip_z = float(p[2] + r[2] @ self._motion_point_to_tip)
+        low = min(float(p[2]), tip_z)
+        if low < floor:
+            which = "tool tip" if tip_z < p[2] else "motion point"
+            raise ValueError(f"motion target {p.round(4).tolist()} m puts the {which} at z = {low:.4f} m, below the "
+                             f"floor target_min_z_m = {floor:g} m (base frame); choose a higher target, or lower the "
+                             "floor if the surface really is there" + (" (the unit is m: a position in mm?)"
+                                                                       if abs(low) > 10.0 else ""))
 
     def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None,
                          start_contact: bool = False) -> None:

@@ -186,6 +186,12 @@ class ControllerConfig:
     max_moment_nm: float = 5.0
     #: reach margin: targets farther than (reach - margin) from the shoulder are refused (m)
     reach_margin_m: float = 0.01
+    #: lowest height (base-frame z, m) of a motion target's motion point and tool tip; lower targets are refused.
+    #: None: no floor (the mount is not known: an arm on a pedestal reaches below its base). Set it below any
+    #: surface the tool is to press on: an approach aims beyond the surface (PolishingTask: approach_depth_m).
+    #: Targets are checked, not the path between them: with a rotation between two goals the tip may dip
+    #: below both by up to |tip offset| (1 - cos(angle / 2)).
+    target_min_z_m: float | None = None
     # ---- compliant joints, Bicchi & Melchiorri (seeds.md P4) ---------------------------
     #: correct the force target for joint deflections (see the module docstring)
     flexible_compensation: bool = False
@@ -217,6 +223,8 @@ class ControllerConfig:
                 raise ValueError(f"controller option {name} must be None or finite and >= 0, got {value}")
         if len(self.motion_axes) != 6:
             raise ValueError("motion_axes needs 6 flags (x, y, z, rx, ry, rz of the tool-tip frame)")
+        if self.target_min_z_m is not None and not np.isfinite(self.target_min_z_m):
+            raise ValueError(f"target_min_z_m must be None or a finite height in m, got {self.target_min_z_m}")
         if not self.velocity_mode_admittance_mass_kg > 0:
             raise ValueError("velocity_mode_admittance_mass_kg must be > 0")
         if self.friction_velocity_source not in ("measured", "desired", "sum"):

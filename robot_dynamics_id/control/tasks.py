@@ -18,8 +18,10 @@ import numpy as np
 
 from .contact import ContactStage
 
-__all__ = ["CONTACT_WAIT_S", "ContactMissed", "MotionTarget", "PolishingTask"]
+__all__ = ["APPROACH_DEPTH_M", "CONTACT_WAIT_S", "ContactMissed", "MotionTarget", "PolishingTask"]
 
+#: the approach aims this far below the expected surface (P2: "just below"), m
+APPROACH_DEPTH_M = 0.02
 #: after the approach has reached its end point (below the expected surface), wait this long for contact
 CONTACT_WAIT_S = 1.0
 
@@ -62,7 +64,7 @@ class PolishingTask:
     """
 
     def __init__(self, *, start_position_m, start_rotation, tip_offset_base_m, expected_surface_z_m: float,
-                 approach_depth_m: float = 0.02, approach_speed_m_s: float = 0.05, amplitude_m: float = 0.08,
+                 approach_depth_m: float = APPROACH_DEPTH_M, approach_speed_m_s: float = 0.05, amplitude_m: float = 0.08,
                  period_s: float = 5.0, settle_s: float = 0.5) -> None:
         if not (approach_speed_m_s > 0 and period_s > 0 and amplitude_m >= 0 and approach_depth_m >= 0):
             raise ValueError("approach speed and period must be > 0, amplitude and depth >= 0")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..control.controller_config import Payload
+from ..control.tasks import APPROACH_DEPTH_M
 from ..hardware.collision_config import UR_INTERFACE_COLLISION_PARAMETERS
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.tool import MAX_TOOL_OFFSET_M, check_tool_mass, check_tool_offset
@@ -49,6 +50,10 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "motion-controlled axes of the tool-tip frame; the others are force-controlled (P2: x y rz)"),
     ParameterSpec("contact_threshold_n", "double", 10.0, "normal force that ends the approach (P2 eq. 10)", "N"),
     ParameterSpec("max_force_n", "double", 60.0, "force targets above this are refused", "N"),
+    ParameterSpec("target_min_z_m", "double_array", [],
+                  "one value: the lowest base-frame z of a target's motion point and tool tip; a lower goal is "
+                  "refused (the table, under a tool pointing down). Set it below any surface the tool is to press "
+                  "on (an approach aims 0.02 m beyond it). Empty: no floor", "m"),
     ParameterSpec("payload_file", "string", "",
                   "the tool as identified by rdi payload (payload.yaml: mass, CoM and, when determined, inertia in "
                   "tool0); when set it replaces tool_mass_kg and tool_com_m"),
@@ -143,13 +148,31 @@ def tool_payload(p: dict, robot: str) -> tuple[Payload, str]:
             f"inertia {'identified' if flange.inertia_used else 'not determined: a point mass'}")
 
 
-def polishing_settings(p: dict, max_force_n: float) -> tuple[dict, float]:
+def target_floor(p: dict) -> float | None:
+    """``target_min_z_m`` as a height (m), or None when empty."""
+    values = [float(v) for v in p["target_min_z_m"] or ()]
+    if not values:
+        return None
+    if len(values) != 1 or not np.isfinite(values[0]):
+        raise ParameterError(f"parameter 'target_min_z_m' = {values}: give one finite height in m (e.g. [0.0], the "
+                             "base's mounting plane), or [] for no floor")
+    return values[0]
+
+
+def polishing_settings(p: dict, max_force_n: float, floor_z_m: float | None = None) -> tuple[dict, float]:
     """(PolishingTask keywords without the start pose, force target N) of the polishing task, checked before the
-    robot is opened: a force target above ``max_force_n`` is refused here, not once the arm is moving."""
+    robot is opened: a force target above ``max_force_n``, or an approach aiming below the floor ``floor_z_m``, is
+    refused here, not once the arm is moving."""
     force = check_positive("polishing_force_n", p["polishing_force_n"])
     if force > max_force_n:
         raise ParameterError(f"parameter 'polishing_force_n' = {force:g} N exceeds max_force_n = {max_force_n:g} N: "
                              "lower the force or raise max_force_n")
+    aim = float(p["polishing_surface_z_m"]) - APPROACH_DEPTH_M
+    if floor_z_m is not None and aim < floor_z_m:
+        raise ParameterError(f"parameter 'polishing_surface_z_m' = {p['polishing_surface_z_m']:g} m: the approach "
+                             f"aims the tool tip {APPROACH_DEPTH_M:g} m below it, at {aim:g} m, below target_min_z_m = "
+                             f"{floor_z_m:g} m; lower target_min_z_m to at most {aim:g} m (or check the surface "
+                             "height)")
     return {"expected_surface_z_m": float(p["polishing_surface_z_m"]),
             "amplitude_m": check_positive("polishing_amplitude_m", p["polishing_amplitude_m"], allow_zero=True),
             "period_s": check_positive("polishing_period_s", p["polishing_period_s"])}, force

@@ -71,7 +71,7 @@ from ._diagnostic_rules import controller_report, robot_loop_report
 from ._diagnostics import CounterDeltas, NodeDiagnostics
 from ._osc_parameters import (AXES, OSC_CONTROLLER_PARAMETERS, check_tool_offset, controller_robot,
                               direct_robot_config, nominal_controller_model, polishing_settings,
-                              target_motion_settings, tool_payload)
+                              target_floor, target_motion_settings, tool_payload)
 from ._osc_state import CycleTiming, command_fields, pose_fields, true_force_error
 from ._osc_topics import EXIT_CONFIGURATION, Sample, TopicsRobot
 from ._robot_topics import RobotStateTopics
@@ -151,6 +151,7 @@ class OscControllerNode(Node):
                 motion_axes=tuple(a in axes for a in AXES),
                 contact_threshold_n=check_positive("contact_threshold_n", p["contact_threshold_n"]),
                 max_force_n=check_positive("max_force_n", p["max_force_n"]),
+                target_min_z_m=target_floor(p),
                 payload=payload,
                 tool_tip_offset_m=tuple(tip),
                 friction_compensation=bool(p["friction_compensation"]),
@@ -163,7 +164,7 @@ class OscControllerNode(Node):
                                                              p["flexible_compensation_rate_hz"], upper=500.0),
             )
             self.controller = OperationalSpaceController(model, config=config)
-            self._polishing = polishing_settings(p, config.max_force_n) if self.task_kind == "polishing" else None
+            self._polishing = polishing_settings(p, config.max_force_n, config.target_min_z_m) if self.task_kind == "polishing" else None
             self._target_motion = target_motion_settings(p) if self.task_kind == "external" else None
         except ValueError as exc:
             raise ParameterError(f"controller configuration: {exc}") from None
@@ -342,7 +343,11 @@ class OscControllerNode(Node):
         ctl.osm.update(q, qd)
         start = ctl.osm.position_m.copy()
         rotation = ctl.osm.rotation.copy()
-        ctl.set_motion_target(start, rotation)
+        try:
+            ctl.set_motion_target(start, rotation)  # hold where the arm is
+        except ValueError as exc:
+            raise ValueError(f"the arm starts outside the targets it may be given ({exc}): move it there "
+                             "(freedrive or the pendant) before starting the controller") from None
         ctl.reset_velocity_integrator(qd)
         if self._polishing is not None:
             settings, force_n = self._polishing

@@ -51,6 +51,29 @@ def test_bad_targets_are_refused_with_clear_messages(model):
         ControllerConfig(period_s=0.0)
 
 
+def test_a_target_that_puts_the_tool_tip_below_the_floor_is_refused(model):
+    # the tool points down at Q: the tip (0.11 m along tool z) is below the motion point
+    ctl = _controller(model, target_min_z_m=0.0)
+    r = ctl.osm.rotation.copy()
+    assert r[2, 2] < -0.9
+    high = ctl.osm.position_m.copy()
+    high[2] = 0.15
+    ctl.set_motion_target(high, r)  # tip at ~0.04 m: above the floor
+    low = high - [0.0, 0.0, 0.06]  # motion point at 0.09 m, above the floor, but the tip at ~-0.02 m
+    with pytest.raises(ValueError, match=r"puts the tool tip at z = -0\.0\d+ m, below the floor target_min_z_m = 0 m"):
+        ctl.set_motion_target(low, r)
+    with pytest.raises(ValueError, match="puts the tool tip"):  # without a rotation: the target's present one
+        ctl.check_motion_target(low)
+    np.testing.assert_allclose(ctl._x_d, high)  # the refused target changed nothing
+    tool_up = r @ np.diag([1.0, -1.0, -1.0])  # tip above the motion point: the motion point is what is low
+    with pytest.raises(ValueError, match="puts the motion point at z = -0.0100 m"):
+        ctl.check_motion_target(high - [0.0, 0.0, 0.16], tool_up)
+    # no floor by default: an arm on a pedestal reaches below its base
+    _controller(model).set_motion_target(low, r)
+    with pytest.raises(ValueError, match="target_min_z_m must be None or a finite height"):
+        ControllerConfig(target_min_z_m=float("nan"))
+
+
 def test_torque_output_subtracts_the_robots_own_gravity(model):
     payload = Payload(0.3, (0.0, 0.0, 0.05), ((1e-3, 0, 0), (0, 1e-3, 0), (0, 0, 1e-4)))
     ctl = _controller(model, payload=payload, friction_compensation=False)

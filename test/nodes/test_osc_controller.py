@@ -115,7 +115,7 @@ def _start_external(tmp_path, probe, extra=()):
 def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, probe):
     process = _start_external(tmp_path, probe,
                               ["-p", "robot_parameters:=[supports_torque=true]", "-p", "max_force_n:=40.0",
-                               "-p", "flexible_compensation:=true"])
+                               "-p", "flexible_compensation:=true", "-p", "target_min_z_m:=[0.0]"])
     try:
         # realtime_priority 80 (config/ur3_control.yaml): the executor thread runs SCHED_FIFO 1, below the loop,
         # where the privilege allows it (the node says which)
@@ -144,19 +144,34 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
         too_strong = WrenchStamped()
         too_strong.wrench.force.z = 100.0
         probe.target_wrench.publish(too_strong)
+        time.sleep(0.3)
+        probe.target_frame.publish(_goal([0.3, 0.0, -0.05], [0.0, 0.0, 0.0, 1.0]))  # reachable, below the floor
 
         def refusals():
             return [e for s in probe.states for e in s.get("events", []) if "refused" in e]
 
-        assert wait_until(lambda: len(refusals()) >= 4, 20.0), (refusals(), process.log())
+        assert wait_until(lambda: len(refusals()) >= 5, 20.0), (refusals(), process.log())
         text = " | ".join(refusals())
         assert "finite" in text and "unit quaternion" in text and "reach" in text and "max_force_n = 40" in text, text
+        assert "puts the motion point at z = -0.0500 m, below the floor target_min_z_m = 0 m" in text, text
         time.sleep(1.0)
         # none of them moved the arm: still holding the start pose, the controller not stopped
         latest = probe.states[-1]
         assert latest["stopped"] is None and latest["position_error_m"] < 0.005, latest
     finally:
         assert process.stop() == 0, process.log()
+
+
+def test_an_arm_that_starts_below_the_floor_is_not_held_there(tmp_path, probe):
+    # the simulated arm starts with its tool tip at z ~ 0.027 m: a floor at 0.05 m has it below from the start
+    process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
+                         env=loopback_environment(), extra_ros_args=["-p", "target_min_z_m:=[0.05]"])
+    try:
+        assert wait_until(lambda: "the arm starts outside the targets it may be given" in process.log(), 90.0), \
+            process.log()
+        assert "puts the tool tip at z = 0.02" in process.log() and "freedrive or the pendant" in process.log()
+    finally:
+        assert process.stop() == 1, process.log()
 
 
 @pytest.mark.parametrize("overrides, expected", [
@@ -172,6 +187,8 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
     (["payload_file:=/nonexistent/payload.yaml"], ("payload_file", "does not exist; write one with `rdi payload")),
     # torque over topics: the transport's delay inside the torque loop (a review's arm oscillated in contact)
     (["robot_connection:=topics"], ("output_mode torque needs robot_connection: direct",)),
+    # a floor above the polishing approach's aim (2 cm below polishing_surface_z_m)
+    (["task:=polishing", "target_min_z_m:=[0.0]"], ("polishing_surface_z_m", "lower target_min_z_m to at most")),
 ])
 def test_bad_configuration_is_refused_at_start_up(tmp_path, overrides, expected):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
