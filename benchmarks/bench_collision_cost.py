@@ -4,7 +4,8 @@ Times :meth:`CollisionDetector.update` (observer on the identified-form model: m
 gravity, friction, thresholds) sample by sample over a 10 s simulated recording of the UR3, in
 ``--runs`` passes; baseline in the same run: the force estimator's momentum observer
 (control/force_estimation.py MomentumObserver.update), which has no friction and no thresholds.
-Prints the median and p99 per sample of each and the load average.
+Prints the median and p99 per sample of each (per run, and their median over runs), the detector's ratio to the
+baseline and the load average.
 
     .venv/bin/python benchmarks/bench_collision_cost.py [--runs 5]
 """
@@ -35,8 +36,9 @@ def main() -> int:
     detector = CollisionDetector(truth, thresholds, rate_hz=500.0)
     baseline = MomentumObserver(truth.robot_model().model, gain_per_s=50.0, period_s=0.002)
     torque = rec.current_a * truth.drive_gains_nm_per_a
-    times = {"detector": [], "baseline": []}
-    for _ in range(args.runs):
+    times = {"detector": np.empty((args.runs, rec.n_samples)), "baseline": np.empty((args.runs, rec.n_samples))}
+    print(f"{rec.n_samples} samples x {args.runs} runs; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    for run in range(args.runs):
         detector.reset()
         baseline.reset()
         for k in range(rec.n_samples):
@@ -45,12 +47,18 @@ def main() -> int:
             t1 = time.perf_counter()
             baseline.update(rec.q_rad[k], rec.qd_rad_s[k], torque[k])
             t2 = time.perf_counter()
-            times["detector"].append(t1 - t0)
-            times["baseline"].append(t2 - t1)
-    print(f"{rec.n_samples} samples x {args.runs} runs; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+            times["detector"][run, k] = t1 - t0
+            times["baseline"][run, k] = t2 - t1
+    stats = {}
     for name, values in times.items():
-        v = np.asarray(values) * 1e6
-        print(f"  {name:9s} per sample: median {np.median(v):6.1f} us, p99 {np.percentile(v, 99):6.1f} us")
+        v = values * 1e6
+        medians, p99s = np.median(v, axis=1), np.percentile(v, 99, axis=1)
+        stats[name] = float(np.median(medians)), float(np.median(p99s))
+        print(f"  {name:9s} per sample: median {stats[name][0]:6.1f} us, p99 {stats[name][1]:6.1f} us "
+              f"(median of {args.runs} runs; per run: median {np.round(medians, 1).tolist()}, p99 "
+              f"{np.round(p99s, 1).tolist()})")
+    print(f"  detector / baseline: median {stats['detector'][0] / stats['baseline'][0]:.2f}x, "
+          f"p99 {stats['detector'][1] / stats['baseline'][1]:.2f}x; load average after {os.getloadavg()[0]:.1f}")
     return 0
 
 

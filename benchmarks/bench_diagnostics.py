@@ -68,10 +68,13 @@ def main() -> None:
         "Float64 publish": lambda: number_pub.publish(Float64(data=1.0)),
     }
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
+    baseline = None
     for name, fn in cases.items():
         runs = cpu_per_call_us(fn)
-        print(f"{name:48s} CPU per call: median {statistics.median(runs):7.1f} µs, max {max(runs):7.1f} µs "
-              "(5 runs x 1000)")
+        median = statistics.median(runs)
+        baseline = median if baseline is None else baseline
+        print(f"{name:48s} CPU per call: median {median:7.1f} µs, max {max(runs):7.1f} µs "
+              f"(5 runs x 1000); {median / baseline:.2f}x the baseline")
     listener.destroy_node()
     node.destroy_node()
     rclpy.shutdown()
