@@ -6,7 +6,8 @@ Times, in one process with one subscriber on each topic (a monitoring tool is li
   * one std_msgs/Float64 publish (the plottable numbers: 2 at status_rate_hz, 1 at 20 Hz during a trajectory);
   * the baseline, measured in the same run: one ~/status JSON publish (json.dumps of the same status dict and a
     std_msgs/String publish), which ur_interface already sends at status_rate_hz.
-CPU time (time.process_time) per call: median and max of 5 runs of 1000 calls; the load average is printed.
+CPU time (time.process_time) per call: median and max of 5 runs of 1000 calls, and each case's median as a
+multiple of the baseline's (the first case); the load average is printed.
 
     .venv/bin/python benchmarks/bench_diagnostics.py
 """

@@ -16,8 +16,9 @@ waypoints, rest-to-rest moves and holds, the motion a lab's own programs make, f
 condition number is printed, not judged). All are checked before they are written. ``check`` refuses a file that breaks
 a joint limit, the table keep-out or does not start/end at rest, or is sampled
 below 50 Hz, naming the first violation, and exits with status 1. Both judge the
-base regressor's condition number as ``rdi identify`` will judge the recording:
-a warning above 300, exit 3 above 1000. ``plan --out`` never replaces a file that
+base regressor's condition number of a plan for identification as ``rdi identify``
+will judge the recording: a warning above 300, exit 3 above 1000 (a payload plan
+prints its payload regressor's, a point-to-point validation run its own, unjudged). ``plan --out`` never replaces a file that
 is not an earlier trajectory file (a bag, a model).
 """
 
@@ -323,7 +324,7 @@ def _plan_point_to_point(args: argparse.Namespace, robot, rate: float, table) ->
     trajectory.metadata = dict(trajectory.metadata, purpose="validation", condition_number_robot_rate=cond)
     path = save_trajectory(trajectory, args.out)
     print(f"checked: {report.summary()}")
-    print(f"{trajectory.metadata['waypoints']} waypoints in {trajectory.duration_s:.1f} s; normalised condition "
+    print(f"{trajectory.metadata['waypoints']} waypoints (and back to the start) in {trajectory.duration_s:.1f} s; normalised condition "
           f"number of the base regressor: {cond:.4g} (a validation run: score a model on it with rdi validate or "
           "rdi identify --validate; identify from a Fourier or PRBS run)")
     print(f"start pose (rad): {[round(v, 4) for v in trajectory.start_position_rad.tolist()]} -- move there at rest "

@@ -74,6 +74,8 @@ from .singularity import SingularityHandler
 
 __all__ = ["CONTACT_FORCE_STOP_FACTOR", "ContactForceExceeded", "OperationalSpaceController"]
 
+#: rounding allowed below target_min_z_m (m): a target placed exactly on the floor is on it
+FLOOR_TOLERANCE_M = 1e-9
 #: a measured contact force above this factor x max_force_n stops the controller: the targets are bounded by
 #: max_force_n, so only a contact the law does not regulate (an impact, free motion into an obstacle) gets there
 CONTACT_FORCE_STOP_FACTOR = 1.25
@@ -262,7 +264,8 @@ class OperationalSpaceController:
         """Desired pose of the motion point (F/T sensor frame) in the base frame, with optional
         feed-forward twist [v, omega] (m/s, rad/s) and acceleration (base axes).
 
-        Raises ValueError for NaN/inf, a non-rotation matrix, or a position out of reach.
+        Raises ValueError for NaN/inf, a non-rotation matrix, a position out of reach or below the floor
+        (``config.target_min_z_m``).
         """
         p, r = self.check_motion_target(position_m, rotation)
         for name, value in (("twist", twist), ("acceleration", acceleration)):
@@ -278,8 +281,9 @@ class OperationalSpaceController:
         self._has_motion_target = True
 
     def check_motion_target(self, position_m, rotation=None) -> tuple[np.ndarray, np.ndarray | None]:
-        """The pose as arrays, or ValueError for NaN/inf, a non-rotation matrix, or a position out of reach
-        (a ball about the shoulder: a straight line between two accepted positions stays accepted)."""
+        """The pose as arrays, or ValueError for NaN/inf, a non-rotation matrix, a position out of reach (a ball
+        about the shoulder: a straight line between two accepted positions stays accepted), or a motion point or
+        tool tip below ``config.target_min_z_m`` (between two accepted goals: :meth:`check_way`)."""
         # Called every cycle by a task: the checks are cheap (a dot product is NaN/inf iff an entry is),
         # and an unchanged rotation is not checked again.
         p = np.asarray(position_m, float)
@@ -305,18 +309,57 @@ class OperationalSpaceController:
                 + (" (the unit is m: a position in mm?)" if distance > 10.0 else ""))
         return p, r
 
-    def _check_height(self, p: np.ndarray, r: np.ndarray) -> None:
-        """ValueError when the motion point ``p`` or the tool tip it carries (rotation ``r``) is below
-        ``config.target_min_z_m``: the tip is p + R t, t the tip in the motion point's frame."""
-        floor = self.config.target_min_z_m
+    def lowest_point(self, p: np.ndarray, r: np.ndarray) -> tuple[str, float]:
+        """("motion point" or "tool tip", z in m): the lower of the two for the motion point at ``p`` with
+        rotation ``r`` (base frame); the tip is p + R t, t the tip in the motion point's frame."""
         tip_z = float(p[2] + r[2] @ self._motion_point_to_tip)
-        low = min(float(p[2]), tip_z)
-        if low < floor:
-            which = "tool tip" if tip_z < p[2] else "motion point"
+        return ("tool tip", tip_z) if tip_z < p[2] else ("motion point", float(p[2]))
+
+    def _check_height(self, p: np.ndarray, r: np.ndarray) -> None:
+        """ValueError when the motion point or the tool tip is below ``config.target_min_z_m``."""
+        which, low = self.lowest_point(p, r)
+        floor = self.config.target_min_z_m
+        if low < floor - FLOOR_TOLERANCE_M:
             raise ValueError(f"motion target {p.round(4).tolist()} m puts the {which} at z = {low:.4f} m, below the "
                              f"floor target_min_z_m = {floor:g} m (base frame); choose a higher target, or lower the "
                              "floor if the surface really is there" + (" (the unit is m: a position in mm?)"
                                                                        if abs(low) > 10.0 else ""))
+
+    def check_start(self, p: np.ndarray, r: np.ndarray) -> None:
+        """ValueError when the arm's present pose (motion point ``p``, rotation ``r``) is below the floor: it
+        cannot be held there, and the message says how to get out."""
+        which, low = self.lowest_point(p, r)
+        floor = self.config.target_min_z_m
+        if floor is not None and low < floor - FLOOR_TOLERANCE_M:
+            raise ValueError(f"the arm starts with its {which} at z = {low:.4f} m, below target_min_z_m = {floor:g} m: "
+                             "move it above the floor (freedrive or the pendant) before starting the controller")
+
+    def check_way(self, p0, r0, p1, r1, *, overshoot: tuple[float, float] = (0.0, 0.0)) -> None:
+        """ValueError when the way from pose (p0, r0) to the goal (p1, r1) may take the motion point or the tool
+        tip below ``config.target_min_z_m`` (nothing to check without a floor).
+
+        The move and the turn run on their own profiles (control/pose_reference.py), so any point of the segment
+        may meet any rotation of the geodesic between: the lowest tip is min(p0 z, p1 z) + min over the geodesic
+        of (R t)_z, less what braking from the present speeds may overshoot (``overshoot`` = (m, rad); the turn's
+        costs rad × |t|). A conservative bound: a goal it refuses may be reachable by
+        another way (turn first, or stay higher while turning)."""
+        floor = self.config.target_min_z_m
+        if floor is None:
+            return
+        overshoot_m, overshoot_rad = overshoot
+        p0, p1, r0, r1 = (np.asarray(x, float) for x in (p0, p1, r0, r1))
+        log_r = pin.log3(r0.T @ r1)
+        turn_tip_z = min(float((r0 @ pin.exp3(s * log_r))[2] @ self._motion_point_to_tip)
+                         for s in np.linspace(0.0, 1.0, 33))
+        lift = float(np.linalg.norm(self._motion_point_to_tip)) * overshoot_rad
+        low_p = min(float(p0[2]), float(p1[2])) - overshoot_m
+        which, low = ("tool tip", low_p + turn_tip_z - lift) if turn_tip_z - lift < 0.0 else ("motion point", low_p)
+        if low < floor - FLOOR_TOLERANCE_M:
+            raise ValueError(f"on the way to motion target {p1.round(4).tolist()} m the {which} may pass z = "
+                             f"{low:.4f} m, below the floor target_min_z_m = {floor:g} m (the move and the turn run "
+                             f"on their own profiles; braking may overshoot {overshoot_m * 1000:.0f} mm and "
+                             f"{overshoot_rad:.2f} rad): send an intermediate goal (turn first, or stay higher "
+                             "while turning)")
 
     def set_force_target(self, normal_force_n: float | None = None, *, wrench_task=None,
                          start_contact: bool = False) -> None:

@@ -189,8 +189,7 @@ class ControllerConfig:
     #: lowest height (base-frame z, m) of a motion target's motion point and tool tip; lower targets are refused.
     #: None: no floor (the mount is not known: an arm on a pedestal reaches below its base). Set it below any
     #: surface the tool is to press on: an approach aims beyond the surface (PolishingTask: approach_depth_m).
-    #: Targets are checked, not the path between them: with a rotation between two goals the tip may dip
-    #: below both by up to |tip offset| (1 - cos(angle / 2)).
+    #: Every target is checked; the way between two goals by OperationalSpaceController.check_way.
     target_min_z_m: float | None = None
     # ---- compliant joints, Bicchi & Melchiorri (seeds.md P4) ---------------------------
     #: correct the force target for joint deflections (see the module docstring)

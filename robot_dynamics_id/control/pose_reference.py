@@ -115,6 +115,15 @@ class PoseReference:
         self._pending = (p, r)
         self.goal_position_m, self.goal_rotation = p, r
 
+    @property
+    def overshoot(self) -> tuple[float, float]:
+        """(m, rad): how far the way to a goal set now may leave the straight segment (the geodesic) from the
+        present reference: |v| 2 v_max / a and |w| 2 w_max / alpha. A goal changed mid-move turns the reference
+        from its present velocity; the velocity across the new way decays at least at a |v_across| / (2 v_max)
+        (the step toward the desired velocity is at most 2 v_max long), which bounds the integral. At rest: 0."""
+        return (float(np.linalg.norm(self._v)) * 2 * self.speed_m_s / self.acceleration_m_s2,
+                float(np.linalg.norm(self._w)) * 2 * self.angular_speed_rad_s / self.angular_acceleration_rad_s2)
+
     def remaining(self) -> tuple[float, float]:
         """Distance (m) and angle (rad) from the reference to the latest goal."""
         return (float(np.linalg.norm(self.goal_position_m - self.position_m)),

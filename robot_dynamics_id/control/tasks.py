@@ -64,8 +64,8 @@ class PolishingTask:
     """
 
     def __init__(self, *, start_position_m, start_rotation, tip_offset_base_m, expected_surface_z_m: float,
-                 approach_depth_m: float = APPROACH_DEPTH_M, approach_speed_m_s: float = 0.05, amplitude_m: float = 0.08,
-                 period_s: float = 5.0, settle_s: float = 0.5) -> None:
+                 approach_depth_m: float = APPROACH_DEPTH_M, approach_speed_m_s: float = 0.05,
+                 amplitude_m: float = 0.08, period_s: float = 5.0, settle_s: float = 0.5) -> None:
         if not (approach_speed_m_s > 0 and period_s > 0 and amplitude_m >= 0 and approach_depth_m >= 0):
             raise ValueError("approach speed and period must be > 0, amplitude and depth >= 0")
         self.start = np.asarray(start_position_m, float).copy()

@@ -115,4 +115,4 @@ def point_to_point_trajectory(robot: RobotModel, settings: PointToPointSettings 
                            joint_names=robot.joint_names, kind="samples",
                            robot=robot.description.name if robot.description is not None else None,
                            metadata={"generator": "point to point with stops", "seed": int(s.seed),
-                                     "waypoints": len(pieces) // 2})
+                                     "waypoints": (len(pieces) - 3) // 2})  # drawn: not the start, nor the return

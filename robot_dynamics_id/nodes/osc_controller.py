@@ -164,7 +164,8 @@ class OscControllerNode(Node):
                                                              p["flexible_compensation_rate_hz"], upper=500.0),
             )
             self.controller = OperationalSpaceController(model, config=config)
-            self._polishing = polishing_settings(p, config.max_force_n, config.target_min_z_m) if self.task_kind == "polishing" else None
+            self._polishing = polishing_settings(p, config.max_force_n, config.target_min_z_m) \
+                if self.task_kind == "polishing" else None
             self._target_motion = target_motion_settings(p) if self.task_kind == "external" else None
         except ValueError as exc:
             raise ParameterError(f"controller configuration: {exc}") from None
@@ -294,8 +295,10 @@ class OscControllerNode(Node):
                                                        pin.Quaternion(quat[3], *quat[:3]).toRotationMatrix())
             with self._lock:  # the reference moves to it within the target_* bounds, from the next cycle on
                 if self._task is None:
-                    self._goal = goal
+                    self._goal = goal  # its way is checked when the task starts, from the arm's pose
                 else:
+                    self.controller.check_way(self._task.position_m, self._task.rotation, *goal,
+                                              overshoot=self._task.overshoot)
                     self._task.set_goal(*goal)
         except ValueError as exc:
             self.get_logger().error(f"target_frame refused: {exc}")
@@ -343,11 +346,8 @@ class OscControllerNode(Node):
         ctl.osm.update(q, qd)
         start = ctl.osm.position_m.copy()
         rotation = ctl.osm.rotation.copy()
-        try:
-            ctl.set_motion_target(start, rotation)  # hold where the arm is
-        except ValueError as exc:
-            raise ValueError(f"the arm starts outside the targets it may be given ({exc}): move it there "
-                             "(freedrive or the pendant) before starting the controller") from None
+        ctl.check_start(start, rotation)
+        ctl.set_motion_target(start, rotation)  # hold where the arm is
         ctl.reset_velocity_integrator(qd)
         if self._polishing is not None:
             settings, force_n = self._polishing
@@ -358,7 +358,12 @@ class OscControllerNode(Node):
         else:
             self._task = PoseReference(start, rotation, **self._target_motion)
             if self._goal is not None:
-                self._task.set_goal(*self._goal)
+                try:
+                    ctl.check_way(start, rotation, *self._goal, overshoot=self._task.overshoot)
+                    self._task.set_goal(*self._goal)
+                except ValueError as exc:
+                    self.get_logger().error(f"target_frame refused: {exc}")
+                    self._stage_events.append(f"target refused: {exc}")
             ctl.enter_free_motion()
         self._task_t0 = t
 

@@ -68,10 +68,47 @@ def test_a_target_that_puts_the_tool_tip_below_the_floor_is_refused(model):
     tool_up = r @ np.diag([1.0, -1.0, -1.0])  # tip above the motion point: the motion point is what is low
     with pytest.raises(ValueError, match="puts the motion point at z = -0.0100 m"):
         ctl.check_motion_target(high - [0.0, 0.0, 0.16], tool_up)
+    # a target exactly on the floor is on it (the polishing approach aims the tip there)
+    on_floor = high.copy()
+    on_floor[2] -= float(ctl.lowest_point(high, r)[1])
+    ctl.check_motion_target(on_floor, r)
+    # an arm that starts below the floor is not held there: the message says how to get out
+    with pytest.raises(ValueError, match=r"the arm starts with its tool tip at z = -0\.0\d+ m, below target_min_z_m = "
+                                         r"0 m: move it above the floor \(freedrive or the pendant\)"):
+        ctl.check_start(low, r)
+    ctl.check_start(high, r)
     # no floor by default: an arm on a pedestal reaches below its base
     _controller(model).set_motion_target(low, r)
+    _controller(model).check_start(low, r)
     with pytest.raises(ValueError, match="target_min_z_m must be None or a finite height"):
         ControllerConfig(target_min_z_m=float("nan"))
+
+
+def test_the_way_to_a_goal_is_refused_when_the_turn_may_sweep_the_tip_below_the_floor(model):
+    ctl = _controller(model, target_min_z_m=0.05)
+    r_down = ctl.osm.rotation.copy()  # tool z pointing down
+    p0 = np.r_[ctl.osm.position_m[:2], 0.25]
+    tip = ctl.osm.tip_position_m - ctl.osm.position_m
+    assert np.linalg.norm(tip) == pytest.approx(0.11, abs=1e-6) and tip[2] < -0.1
+    # the goal: 0.11 m lower, the tool turned to horizontal; both ends keep the tip at ~0.14 m, but the move may
+    # end before the turn (their own profiles): the tip may pass 0.14 - 0.11 = 0.03 m, below the 0.05 m floor
+    r_side = r_down @ pin.exp3(np.array([np.pi / 2, 0.0, 0.0]))
+    p1 = p0 - [0.0, 0.0, 0.11]
+    for p, r in ((p0, r_down), (p1, r_side)):
+        ctl.check_motion_target(p, r)
+        assert ctl.lowest_point(p, r)[1] > 0.13
+    with pytest.raises(ValueError, match=r"on the way to motion target .* the tool tip may pass z = 0\.03\d+ m, "
+                                         r"below the floor target_min_z_m = 0.05 m .*send an intermediate goal"):
+        ctl.check_way(p0, r_down, p1, r_side)
+    ctl.check_way(p0, r_down, p0, r_side)  # turning first, at the height of p0: the tip stays at 0.14 m or above
+    ctl.check_way(p0, r_down, p0 + [0.05, 0.0, 0.0], r_down)  # a sideways move keeps its height
+    # braking's overshoot counts: a tip 5 mm over the floor is refused with 10 mm of possible overshoot
+    p_low = p0.copy()
+    p_low[2] = 0.05 + 0.005 - ctl.lowest_point(p0, r_down)[1] + p0[2]
+    ctl.check_way(p0, r_down, p_low, r_down)
+    with pytest.raises(ValueError, match="braking may overshoot 10 mm"):
+        ctl.check_way(p0, r_down, p_low, r_down, overshoot=(0.01, 0.0))
+    _controller(model).check_way(p0, r_down, p1, r_side)  # no floor, nothing to check
 
 
 def test_torque_output_subtracts_the_robots_own_gravity(model):

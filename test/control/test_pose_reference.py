@@ -84,6 +84,35 @@ def test_a_goal_changed_mid_move_is_followed_without_a_velocity_jump():
     assert np.array_equal(p[-1], [0.0, 0.1, 0.0])
 
 
+def _segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ab = b - a
+    t = np.clip(((x - a) @ ab) / (ab @ ab), 0.0, 1.0)
+    return np.linalg.norm(x - (a + np.outer(t, ab)), axis=1)
+
+
+def test_the_way_to_a_goal_changed_mid_move_stays_within_its_overshoot_of_the_segment_and_the_geodesic():
+    # what osc_controller's floor check allows for (control/controller.py check_way): random goals, changed at a
+    # random moment of the first move (at rest the way is the segment and the geodesic themselves)
+    rng = np.random.default_rng(5)
+    worst = [0.0, 0.0]
+    for _ in range(30):
+        ref = PoseReference(np.zeros(3), np.eye(3), **BOUNDS)
+        ref.set_goal(rng.uniform(-0.2, 0.2, 3), pin.exp3(rng.uniform(-1.5, 1.5, 3)))
+        change = int(rng.integers(0, 600))
+        _run(ref, change * DT)
+        a, r_a, (d_max, angle_max) = ref.position_m.copy(), ref.rotation.copy(), ref.overshoot
+        b, r_b = rng.uniform(-0.2, 0.2, 3), pin.exp3(rng.uniform(-1.5, 1.5, 3))
+        ref.set_goal(b, r_b)
+        targets = _run(ref, 3.0, start_s=change * DT)
+        off = _segment_distance(np.array([x.position_m for x in targets]), a, b).max()
+        log_r = pin.log3(r_a.T @ r_b)
+        geodesic = [r_a @ pin.exp3(s * log_r) for s in np.linspace(0.0, 1.0, 201)]
+        turned = max(min(np.linalg.norm(pin.log3(g.T @ x.rotation)) for g in geodesic) for x in targets[::25])
+        assert off <= d_max + 1e-9 and turned <= angle_max + 0.01, (off, d_max, turned, angle_max)
+        worst = [max(worst[0], off), max(worst[1], turned)]
+    assert worst[0] > 0.002 and worst[1] > 0.02  # the redirections did leave the segment and the geodesic
+
+
 @pytest.mark.parametrize("every", [1, 5, 25])
 def test_a_stream_of_goals_is_tracked_without_chattering(every):
     """Goals on a line at 0.05 m/s, published every ``every`` cycles (500, 100, 20 Hz): the reference follows with

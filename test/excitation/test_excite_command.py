@@ -44,7 +44,7 @@ def test_plan_point_to_point_is_a_validation_run_with_stops(tmp_path, capsys):
     assert main(["excite", "plan", "--kind", "point-to-point", "--duration", "12", "--seed", "3", "--out",
                  str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "waypoints in" in printed and "rdi validate" in printed and str(out) in printed
+    assert "waypoints (and back to the start) in" in printed and "rdi validate" in printed and str(out) in printed
     traj = load_trajectory(out)
     assert traj.kind == "samples" and traj.robot == "ur3" and traj.metadata["purpose"] == "validation"
     assert traj.duration_s >= 12.0
@@ -63,8 +63,9 @@ def test_plan_point_to_point_is_a_validation_run_with_stops(tmp_path, capsys):
     other = tmp_path / "ptp2.yaml"
     assert main(["excite", "plan", "--kind", "point-to-point", "--duration", "12", "--seed", "3", "--out",
                  str(other), "--velocity-scale", "0.1", "--pose", "0.5,-1.57,1,-1,1,0"]) == 0
-    traj = load_trajectory(other)
-    assert np.abs(traj.velocity_rad_s).max(axis=0).max() <= 0.1 * load_robot("ur3").velocity_limit_rad_s.max()
+    traj, ur3 = load_trajectory(other), load_robot("ur3")
+    assert (np.abs(traj.velocity_rad_s).max(axis=0) / ur3.velocity_limit_rad_s).max() <= 0.1 + 1e-6
+    assert (np.abs(traj.acceleration_rad_s2).max(axis=0) / ur3.acceleration_limit_rad_s2).max() <= 0.2 + 1e-6
     assert traj.position_rad[0, 0] == pytest.approx(0.5)
     assert main(["excite", "plan", "--kind", "point-to-point", "--out", str(other), "--velocity-scale", "2"]) == 1
     assert "a fraction of the robot's limits" in capsys.readouterr().err

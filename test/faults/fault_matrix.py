@@ -245,16 +245,18 @@ FAULTS: tuple[Fault, ...] = (
           "is a doubtful estimate", "nothing started", 2,
           "test/nodes/test_osc_parameters.py::test_a_doubtful_payload_file_is_refused_with_the_way_out"),
     Fault("controller_target_below_floor", "configuration",
-          "a ~/target_frame goal that puts the motion point or the tool tip below osc_controller's target_min_z_m",
-          "\"target_frame refused: motion target […] m puts the motion point (tool tip) at z = … m, below the floor "
-          "target_min_z_m = … m (base frame); …\" in the log and ~/state's events",
-          "below the floor target_min_z_m", "the arm holds its pose; the controller keeps running", None,
+          "a ~/target_frame goal that puts the motion point or the tool tip below osc_controller's "
+          "target_min_z_m, or whose way there may sweep the tip below it",
+          "\"target_frame refused: motion target […] m puts the tool tip at z = … m, below the floor "
+          "target_min_z_m = … m (base frame); …\" (or the motion point; or \"on the way to motion target […] the "
+          "tool tip may pass z = … m …: send an intermediate goal\") in the log and ~/state's events",
+          "below the floor target_min_z_m", "the arm holds its pose or keeps its last goal; the controller runs", None,
           "test/nodes/test_osc_controller.py::test_bad_targets_are_refused_with_a_message_and_the_arm_holds"),
     Fault("controller_starts_below_floor", "configuration",
           "osc_controller started with the arm below its target_min_z_m (the tool tip lower than the floor)",
-          "\"controller stopped: … the arm starts outside the targets it may be given (…): move it there (freedrive "
-          "or the pendant) before starting the controller\"",
-          "the arm starts outside the targets it may be given", "nothing commanded; the node stays stopped", 1,
+          "\"controller stopped: … the arm starts with its tool tip at z = … m, below target_min_z_m = … m: "
+          "move it above the floor (freedrive or the pendant) before starting the controller\"",
+          "move it above the floor", "nothing commanded; the node stays stopped", 1,
           "test/nodes/test_osc_controller.py::test_an_arm_that_starts_below_the_floor_is_not_held_there"),
     Fault("result_file_in_result_folder", "configuration",
           "rdi payload / drive-gains --out inside a folder that rdi identify (validate, export) replaces whole "

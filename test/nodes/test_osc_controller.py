@@ -12,6 +12,7 @@ import os
 import time
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped, WrenchStamped
@@ -146,14 +147,21 @@ def test_bad_targets_are_refused_with_a_message_and_the_arm_holds(tmp_path, prob
         probe.target_wrench.publish(too_strong)
         time.sleep(0.3)
         probe.target_frame.publish(_goal([0.3, 0.0, -0.05], [0.0, 0.0, 0.0, 1.0]))  # reachable, below the floor
+        time.sleep(0.3)
+        # both ends above the floor (the tip at ~0.027 m at the start, pointing down, and at the goal, 0.11 m lower
+        # and turned horizontal), but the way between may take the tip to ~-0.08 m: refused as a way
+        pose = probe.states[-1]["pose"]
+        turned = pin.Quaternion(*np.roll(pose["quaternion_xyzw"], 1)) * pin.Quaternion(pin.exp3(np.r_[np.pi / 2, 0, 0]))
+        probe.target_frame.publish(_goal(np.subtract(pose["position_m"], [0.0, 0.0, 0.11]), turned.coeffs()))
 
         def refusals():
             return [e for s in probe.states for e in s.get("events", []) if "refused" in e]
 
-        assert wait_until(lambda: len(refusals()) >= 5, 20.0), (refusals(), process.log())
+        assert wait_until(lambda: len(refusals()) >= 6, 20.0), (refusals(), process.log())
         text = " | ".join(refusals())
         assert "finite" in text and "unit quaternion" in text and "reach" in text and "max_force_n = 40" in text, text
         assert "puts the motion point at z = -0.0500 m, below the floor target_min_z_m = 0 m" in text, text
+        assert "on the way to motion target" in text and "send an intermediate goal" in text, text
         time.sleep(1.0)
         # none of them moved the arm: still holding the start pose, the controller not stopped
         latest = probe.states[-1]
@@ -167,9 +175,9 @@ def test_an_arm_that_starts_below_the_floor_is_not_held_there(tmp_path, probe):
     process = start_node(_controller(task="external", output_mode="torque"), log_dir=tmp_path,
                          env=loopback_environment(), extra_ros_args=["-p", "target_min_z_m:=[0.05]"])
     try:
-        assert wait_until(lambda: "the arm starts outside the targets it may be given" in process.log(), 90.0), \
+        assert wait_until(lambda: "the arm starts with its tool tip at z = 0.02" in process.log(), 90.0), \
             process.log()
-        assert "puts the tool tip at z = 0.02" in process.log() and "freedrive or the pendant" in process.log()
+        assert "below target_min_z_m = 0.05 m: move it above the floor (freedrive or the pendant)" in process.log()
     finally:
         assert process.stop() == 1, process.log()
 
