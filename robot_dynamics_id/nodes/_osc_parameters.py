@@ -159,10 +159,11 @@ def target_floor(p: dict) -> float | None:
     return values[0]
 
 
-def polishing_settings(p: dict, max_force_n: float, floor_z_m: float | None = None) -> tuple[dict, float]:
+def polishing_settings(p: dict, limits) -> tuple[dict, float]:
     """(PolishingTask keywords without the start pose, force target N) of the polishing task, checked before the
-    robot is opened: a force target above ``max_force_n``, or an approach aiming below the floor ``floor_z_m``, is
-    refused here, not once the arm is moving."""
+    robot is opened against ``limits`` (a ControllerConfig): a force target above its ``max_force_n``, or an approach
+    aiming below its floor ``target_min_z_m``, is refused here, not once the arm is moving."""
+    max_force_n, floor_z_m = limits.max_force_n, limits.target_min_z_m
     force = check_positive("polishing_force_n", p["polishing_force_n"])
     if force > max_force_n:
         raise ParameterError(f"parameter 'polishing_force_n' = {force:g} N exceeds max_force_n = {max_force_n:g} N: "

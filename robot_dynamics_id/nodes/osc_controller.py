@@ -63,6 +63,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64, String
 
+from ..control.pose_reference import PoseReference
+from ..control.tasks import PolishingTask
 from ..hardware.config import UrInterfaceConfig
 from ..hardware.robot_loop import CycleCommand, RobotLoop
 from ..parameters import ParameterError, check_choice, check_positive, check_vector
@@ -164,8 +166,7 @@ class OscControllerNode(Node):
                                                              p["flexible_compensation_rate_hz"], upper=500.0),
             )
             self.controller = OperationalSpaceController(model, config=config)
-            self._polishing = polishing_settings(p, config.max_force_n, config.target_min_z_m) \
-                if self.task_kind == "polishing" else None
+            self._polishing = polishing_settings(p, config) if self.task_kind == "polishing" else None
             self._target_motion = target_motion_settings(p) if self.task_kind == "external" else None
         except ValueError as exc:
             raise ParameterError(f"controller configuration: {exc}") from None
@@ -339,13 +340,9 @@ class OscControllerNode(Node):
         return False
 
     def _start_task(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
-        from ..control.pose_reference import PoseReference
-        from ..control.tasks import PolishingTask
-
         ctl = self.controller
         ctl.osm.update(q, qd)
-        start = ctl.osm.position_m.copy()
-        rotation = ctl.osm.rotation.copy()
+        start, rotation = ctl.osm.position_m.copy(), ctl.osm.rotation.copy()
         ctl.check_start(start, rotation)
         ctl.set_motion_target(start, rotation)  # hold where the arm is
         ctl.reset_velocity_integrator(qd)

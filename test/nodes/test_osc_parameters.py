@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import yaml
 
+from robot_dynamics_id.control.controller_config import ControllerConfig
 from robot_dynamics_id.nodes._osc_parameters import polishing_settings, target_floor, tool_payload
 from robot_dynamics_id.parameters import ParameterError
 
@@ -76,8 +77,8 @@ def test_polishing_force_above_max_force_is_refused_before_the_robot_opens():
     p = {"polishing_force_n": 80.0, "polishing_surface_z_m": 0.005, "polishing_amplitude_m": 0.08,
          "polishing_period_s": 5.0}
     with pytest.raises(ParameterError, match="'polishing_force_n' = 80 N exceeds max_force_n = 60 N"):
-        polishing_settings(p, 60.0)
-    settings, force = polishing_settings({**p, "polishing_force_n": 10.0}, 60.0)
+        polishing_settings(p, ControllerConfig(max_force_n=60.0))
+    settings, force = polishing_settings({**p, "polishing_force_n": 10.0}, ControllerConfig(max_force_n=60.0))
     assert force == 10.0 and settings == {"expected_surface_z_m": 0.005, "amplitude_m": 0.08, "period_s": 5.0}
 
 
@@ -91,8 +92,8 @@ def test_the_floor_is_one_height_and_a_polishing_approach_below_it_is_refused_be
          "polishing_period_s": 5.0}
     with pytest.raises(ParameterError, match=r"aims the tool tip 0.02 m below it, at -0.015 m, below target_min_z_m = "
                                              r"0 m; lower target_min_z_m to at most -0.015 m"):
-        polishing_settings(p, 60.0, 0.0)
-    assert polishing_settings(p, 60.0, -0.015)[1] == 10.0
+        polishing_settings(p, ControllerConfig(target_min_z_m=0.0))
+    assert polishing_settings(p, ControllerConfig(target_min_z_m=-0.015))[1] == 10.0
 
 
 def test_without_a_model_file_a_built_in_arm_brings_its_nominal_drive_gains():
