@@ -26,7 +26,8 @@ never use. Per seed:
    * ours: ``identify`` with default options (drive gains given), predictions by
      ``pipeline.predict_torque`` on the filtered validation signals;
    * UR's model: the recording's ``target_current`` x the same gain (in the simulator: the
-     nominal rigid-body model, no friction);
+     nominal rigid-body model plus the arm type's nominal P2 friction at the reference
+     velocity, sim/plant.py; before 2026-11-28 without friction);
 
    * ours as a lab scores the file the tool writes: ``predictions.csv`` of ``rdi validate`` (the default
      scoring cut-off, identification/metrics.py ``scoring_cutoff_hz``; and, for comparison, the model's

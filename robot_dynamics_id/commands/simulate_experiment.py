@@ -82,6 +82,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "TRUTH.yaml holds them (drive_gains_nm_per_a)")
     parser.add_argument("--csv", default=None, metavar="OUT.csv",
                         help="also write the run as an ur_rtde startFileRecording CSV")
+    parser.add_argument("--csv-rate", type=float, default=None, metavar="HZ",
+                        help="rate of the CSVs, Hz, as a recording made with ur_rtde's RTDEReceiveInterface(ip, HZ) "
+                             "holds it: every (--rate / HZ)-th controller sample; must divide --rate (default: "
+                             "--rate). The bags keep every sample")
     parser.add_argument("--known-payload-kg", type=float, default=None, metavar="M",
                         help="also run the excitation again with this known payload (kg) for drive-gain "
                              "identification; needs --known-payload-out")
@@ -126,6 +130,13 @@ def _validate(args: argparse.Namespace):
             raise ValueError(f"{option} {mass:g} kg exceeds the {robot.description.name}'s rated payload {rated:g} kg")
     if args.drive_gains is not None and (len(args.drive_gains) != robot.n_joints or min(args.drive_gains) <= 0):
         raise ValueError(f"--drive-gains needs {robot.n_joints} positive values in Nm/A, got {list(args.drive_gains)}")
+    if args.csv_rate is not None:
+        factor = args.rate / args.csv_rate if args.csv_rate > 0 else 0.0
+        if not (args.csv_rate > 0 and factor >= 1.0 - 1e-9 and abs(factor - round(factor)) < 1e-6):
+            raise ValueError(f"--csv-rate must divide the controller rate --rate {args.rate:g} Hz (e.g. "
+                             f"{args.rate / 5:g} for every 5th sample), got {args.csv_rate:g}")
+        if args.csv is None and args.known_payload_csv is None:
+            raise ValueError("--csv-rate sets the rate of the CSV: give --csv OUT.csv (or --known-payload-csv) too")
     if args.truth_seed < -1:
         raise ValueError(f"--truth-seed must be >= 0 (or -1 for the nominal model), got {args.truth_seed}")
     if args.fourier_iterations < 1:
@@ -216,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
                          {"role": "with_payload", "payload": payload, "other_bag": str(args.out)})}))
     say(f"{trajectory.kind} excitation of {trajectory.duration_s:g} s on the simulated {name} at {args.rate:g} Hz, "
         f"truth {'nominal' if truth_seed is None else f'seed {truth_seed}'}, friction {args.friction}")
+    csv_every = 1 if args.csv_rate is None else int(round(args.rate / args.csv_rate))
     results = []
     for label, out, csv, payload_kg, payload_com, noise_seed, extra in runs:
         # The simulation reports (robot time, fraction); the reporter draws a bar on a terminal, lines in a log.
@@ -231,13 +243,15 @@ def run(args: argparse.Namespace) -> int:
         bag_s = time.perf_counter() - started
         if csv:
             Path(csv).parent.mkdir(parents=True, exist_ok=True)
-            write_ur_csv(csv, result.recording)
+            write_ur_csv(csv, result.recording.select(slice(None, None, csv_every)))
         results.append(result)
         print(f"{label}: {result.describe()}")
-        print(f"  bag {out} ({args.storage}, written in {bag_s:.2f} s)" + (f", CSV {csv}" if csv else ""))
+        print(f"  bag {out} ({args.storage}, written in {bag_s:.2f} s)"
+              + (f", CSV {csv} ({args.rate / csv_every:g} Hz)" if csv else ""))
     # what was simulated with this truth, so a later estimate (rdi payload, drive gains) can be compared with it
     simulated = [{"bag": str(Path(out).resolve()), "csv": str(Path(csv).resolve()) if csv else None,
                   "payload_kg": float(payload_kg), "payload_com_m": [float(v) for v in payload_com],
+                  "csv_rate_hz": float(args.rate / csv_every) if csv else None,
                   "noise_seed": int(noise_seed)} for _, out, csv, payload_kg, payload_com, noise_seed, _ in runs]
     replace(truth, provenance={**(truth.provenance or {}), "simulated_runs": simulated,
                                "rate_hz": float(args.rate)}).save(args.truth_out)

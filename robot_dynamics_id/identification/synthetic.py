@@ -133,9 +133,10 @@ def synthetic_ur_recording(truth: DynamicModel, drive_gains_nm_per_a, *, duratio
 
     ``current_a`` = joint torque / ``drive_gains_nm_per_a``; ``effort_nm`` = the joint torque (a torque
     interface); ``target_moment_nm`` = the nominal model's rigid-body torque (UR's model: no friction) and
-    ``target_current_a`` = that / the gains; ``current_as_torque_nm`` = joint torque minus the nominal
-    gravity (UR's gravity-compensated ``actual_current_as_torque``). Fast (no simulator): for tests of the
-    torque-source rule, the data checks and validation.
+    ``target_current_a`` = that / the gains (no friction either, unlike the simulator's: sim/plant.py);
+    ``current_as_torque_nm`` = joint torque minus the nominal gravity (UR's gravity-compensated
+    ``actual_current_as_torque``). Fast (no simulator): for tests of the torque-source rule, the data checks
+    and validation.
     """
     from ..io.recording import Recording, RecordingSource
     from ..robots.model import load_robot

@@ -284,7 +284,8 @@ class DynamicModel:
 def ur_controller_model(robot: str = "ur3") -> DynamicModel:
     """The model a UR controller believes in: published inertials and rotor priors, no friction, the
     nominal drive gains (robots/priors.py). The simulated controller uses it for feed-forward, gravity
-    compensation and target_current; a procedure on a real arm takes it as its prior."""
+    compensation and target_current (which adds the P2 part of the arm type's nominal friction, sim/plant.py); a
+    procedure on a real arm takes it as its prior."""
     name = str(robot).strip().lower()
     gains = nominal_drive_gains(name)  # first: raises a ValueError naming the known robots
     return replace(DynamicModel.nominal(name), drive_gains_nm_per_a=gains,

@@ -37,7 +37,13 @@ What is simulated, and how
 * **Drive** — torques are clipped to the description's torque limits; motor current
   = drive torque / true drive gain (+ noise). ``target_moment`` is the nominal model's
   torque ``RNEA_nom(q, q̇, q̈_ref)`` (friction excluded), ``target_current`` =
-  ``target_moment`` / nominal drive gains.
+  (``target_moment`` + the controller's friction model at ``q̇_ref``) / nominal drive gains: on
+  real arms UR's target_current follows the moving joints' currents far better than a
+  rigid-body torque can (issue 15's recordings: about as well as an identified model on the
+  big joints), and friction is most of a wrist's torque. The controller's friction model is
+  the P2 part of ``nominal_model``'s friction when it has one, else of the arm type's nominal
+  friction of the truth's kind (sim/truth.controller_friction); a custom arm's controller has
+  none. In torque mode both are the drive torque.
 * **F/T sensor** — MuJoCo force/torque sensor between flange and the end-effector
   body (payload + tool). ``tcp_wrench_base`` is the wrench the environment exerts on
   the robot through the tool — the sensor wrench minus the static weight of
@@ -74,16 +80,30 @@ import pinocchio as pin
 
 from ..io.model_file import DynamicModel
 from ..robot_state import RobotMode, RobotState, SafetyMode
-from ..robots.description import RobotDescription
+from ..robots.description import ROBOT_NAMES, RobotDescription
 from ..robots.model import RobotModel, load_robot
 from .joint_friction import JointFriction
 from .mjcf import PHYSICS_TIMESTEP_S, _end_effector_inertial, build_mjcf
 from .plant_readout import PlantReadout
 from .plant_settings import SensorNoise, ServoGains
 from .scene import Scene
-from .truth import controller_model, make_truth, nominal_truth
+from .truth import controller_friction, controller_model, make_truth, nominal_truth, p2_part
 
 __all__ = ["SensorNoise", "ServoGains", "SimulatedUR"]
+
+
+def _controller_friction(nominal_model: DynamicModel, truth: DynamicModel, robot_name: str) -> JointFriction | None:
+    """The simulated controller's friction model (target_current): the P2 part of the nominal model's own friction
+    when it has one (an identified model passed as ``nominal_model``); else, for a built-in arm, the arm type's
+    typical joint of the truth's kind (sim/truth.controller_friction: a manufacturer knows its joints, not this
+    arm's); else (a custom arm) none."""
+    own = nominal_model.friction
+    if own is not None and np.any(own.linear_vector() != 0):
+        return JointFriction(p2_part(own))
+    if robot_name.strip().lower() not in ROBOT_NAMES:
+        return None
+    kind = "p2" if truth.friction is None or truth.friction.is_p2 else "real"
+    return JointFriction(controller_friction(robot_name, kind))
 
 
 class SimulatedUR(PlantReadout):
@@ -95,7 +115,8 @@ class SimulatedUR(PlantReadout):
     given, else the unperturbed :func:`~robot_dynamics_id.sim.truth.nominal_truth`.
     ``payload_kg``/``payload_com_m`` (tool0 frame) are part of the plant *and* known to the
     controller (UR's "set payload"), as is the scene's tool mass. ``nominal_model`` replaces
-    the controller's own model (default :func:`~robot_dynamics_id.sim.truth.controller_model`).
+    the controller's own model (default :func:`~robot_dynamics_id.sim.truth.controller_model`;
+    its friction, if any, becomes target_current's).
     """
 
     def __init__(
@@ -201,6 +222,8 @@ class SimulatedUR(PlantReadout):
             nominal.inertias[n] = nominal.inertias[n] + tool0.act(pin.Inertia(ee[0], ee[1], ee[2]))
         self._nominal = nominal
         self._nominal_data = nominal.createData()
+        # The controller's own friction model, for target_current only (feed-forward leaves friction to the PD).
+        self._controller_friction = _controller_friction(nominal_model, truth, robot_name)
         # The links' true rigid-body model (no rotor inertia) for load-dependent friction.
         self._links = None
         if self._friction.needs_load_torque:
@@ -338,6 +361,7 @@ class SimulatedUR(PlantReadout):
         self._qdd_links = np.zeros(n)
         self._friction_applied = self._friction.torque_and_slope(qd, self._load_torque(q, qd))[0]
         self._target_moment = self._nominal_rnea(q, qd, np.zeros(n))
+        self._target_friction = self._controller_friction_torque()
         self._wall_deadline = None
         self._last_state = self._measure()
 
@@ -397,8 +421,10 @@ class SimulatedUR(PlantReadout):
         q, qd = d.qpos[self._arm].copy(), d.qvel[self._arm].copy()
         if self._mode == "velocity":
             self._target_moment = self._nominal_rnea(q, qd, self._qdd_ref)
+            self._target_friction = self._controller_friction_torque()
         else:
             self._target_moment = self._motor_torque.copy()
+            self._target_friction = np.zeros(self.n_joints)
         self._last_state = self._measure()
         self._check_safety()
 
@@ -420,6 +446,12 @@ class SimulatedUR(PlantReadout):
             return None
         model, data = self._links
         return np.array(pin.rnea(model, data, q, qd, self._qdd_links))
+
+    def _controller_friction_torque(self) -> np.ndarray:
+        """The controller's friction model at its reference velocity (Nm; zeros without one)."""
+        if self._controller_friction is None:
+            return np.zeros(self.n_joints)
+        return np.array(self._controller_friction.torque_and_slope_lists(self._qd_ref.tolist())[0])
 
     def _nominal_rnea(self, q, qd, qdd) -> np.ndarray:
         return np.array(pin.rnea(self._nominal, self._nominal_data, q, qd, qdd))
@@ -520,7 +552,7 @@ class SimulatedUR(PlantReadout):
             q_rad=q,
             qd_rad_s=qd,
             current_a=current,
-            target_current_a=self._target_moment / self._nominal_gains,
+            target_current_a=(self._target_moment + self._target_friction) / self._nominal_gains,
             target_moment_nm=self._target_moment.copy(),
             tcp_wrench_base=wrench,
             tcp_wrench_base_true=true_wrench,

@@ -55,7 +55,9 @@ __all__ = [
     "FRICTION_KINDS",
     "PlantTruth",
     "TruthSpread",
+    "controller_friction",
     "controller_model",
+    "p2_part",
     "make_truth",
     "nominal_drive_gains",
     "nominal_friction",
@@ -159,6 +161,22 @@ def nominal_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters
         stribeck_velocity_rad_s=np.full(6, 0.1),
         coulomb_velocity_rad_s=np.full(6, COULOMB_VELOCITY_RAD_S),
     )
+
+
+def p2_part(friction: FrictionParameters) -> FrictionParameters:
+    """The P2 eq. (11) terms of a friction model (static, Coulomb, Stribeck, viscous, offset): no load
+    term, no quadratic term, no presliding."""
+    return FrictionParameters(static_nm=friction.static_nm, coulomb_nm=friction.coulomb_nm,
+                              viscous_nm_s_per_rad=friction.viscous_nm_s_per_rad, offset_nm=friction.offset_nm,
+                              stribeck_velocity_rad_s=friction.stribeck_velocity_rad_s,
+                              coulomb_velocity_rad_s=friction.coulomb_velocity_rad_s)
+
+
+def controller_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters:
+    """The friction model the simulated UR controller believes in (its target_current, sim/plant.py): the
+    :func:`p2_part` of :func:`nominal_friction` of that kind. A guess at a manufacturer's model: the arm
+    type's typical joint, not this arm's."""
+    return p2_part(nominal_friction(robot, kind))
 
 
 def nominal_truth(robot: str = "ur3", *, friction: str = "p2") -> DynamicModel:

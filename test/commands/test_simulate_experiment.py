@@ -1,5 +1,6 @@
 """``rdi simulate-experiment``: bag + truth (+ CSV, + known-payload run) from the simulated arm; clear errors."""
 
+import argparse
 import json
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 import yaml
 
 from robot_dynamics_id.cli import main
+from robot_dynamics_id.commands import simulate_experiment
 from robot_dynamics_id.excitation.trajectory_file import load_trajectory, save_trajectory
 from robot_dynamics_id.io.bag_reader import open_bag, read_bag
 from robot_dynamics_id.io.model_file import DynamicModel
@@ -80,6 +82,32 @@ def test_excitation_file_nominal_truth_and_configured_gains(tmp_path, capsys):
                                   nominal_drive_gains("ur3"))
 
 
+def test_csv_at_a_lower_rate_holds_every_nth_controller_sample(tmp_path, capsys):
+    """--csv-rate 100 at 500 Hz: the CSV a 100 Hz ur_rtde recording of the run would be (every 5th sample, exactly
+    the bag's values there); the bag keeps every sample; the truth file records the CSV's rate."""
+    out, csv = tmp_path / "bag", tmp_path / "run.csv"
+    assert main(["simulate-experiment", "--excitation", "prbs", "--duration", "1.5", "--out", str(out),
+                 "--truth-out", str(tmp_path / "t.yaml"), "--csv", str(csv), "--csv-rate", "100", "--quiet"]) == 0
+    assert f"CSV {csv} (100 Hz)" in capsys.readouterr().out
+    rec, rows = read_bag(out), read_ur_csv(csv)
+    np.testing.assert_allclose(np.diff(rec.time_s), 1 / 500, atol=1e-6)
+    np.testing.assert_allclose(np.diff(rows.time_s), 1 / 100, atol=1e-6)
+    assert rows.n_samples == len(range(0, rec.n_samples, 5))
+    np.testing.assert_allclose(rows.q_rad, rec.q_rad[::5], atol=1e-6)
+    np.testing.assert_allclose(rows.current_a, rec.current_a[::5], atol=1e-6)
+    assert DynamicModel.load(tmp_path / "t.yaml").provenance["simulated_runs"][0]["csv_rate_hz"] == 100.0
+
+
+@pytest.mark.parametrize("rate, csv_rate", [("125", "25"), ("500", "100.0000001"), ("500", "500")])
+def test_csv_rates_that_divide_the_controller_rate_are_accepted(tmp_path, rate, csv_rate):
+    parser = argparse.ArgumentParser()
+    simulate_experiment.configure(parser)
+    args = parser.parse_args(["--excitation", "prbs", "--out", str(tmp_path / "bag"), "--truth-out",
+                              str(tmp_path / "t.yaml"), "--csv", str(tmp_path / "run.csv"), "--rate", rate,
+                              "--csv-rate", csv_rate])
+    simulate_experiment._validate(args)  # raises ValueError on a rate it refuses
+
+
 def test_fourier_is_planned_with_the_seed(tmp_path, capsys):
     out = tmp_path / "bag"
     assert main(["simulate-experiment", "--excitation", "fourier", "--duration", "2", "--seed", "3",
@@ -100,6 +128,9 @@ def test_fourier_is_planned_with_the_seed(tmp_path, capsys):
     (["--payload-kg", "5"], "rated payload"),
     (["--known-payload-kg", "5", "--known-payload-out", "other"], "rated payload"),
     (["--drive-gains", "10,10"], "--drive-gains needs 6 positive values"),
+    (["--csv", "run.csv", "--csv-rate", "300"], "--csv-rate must divide the controller rate --rate 500 Hz"),
+    (["--csv", "run.csv", "--csv-rate", "1000"], "--csv-rate must divide"),
+    (["--csv-rate", "100"], "give --csv OUT.csv"),
 ])
 def test_bad_arguments_give_clear_errors(tmp_path, capsys, argv, message):
     base = {"--excitation": "prbs", "--duration": "1.5", "--out": str(tmp_path / "bag"),

@@ -15,7 +15,8 @@ from robot_dynamics_id.robots import dh_forward_kinematics, get_robot, load_robo
 from robot_dynamics_id.sim.mjcf import build_mjcf
 from robot_dynamics_id.sim.plant import SimulatedUR
 from robot_dynamics_id.sim.scene import Scene, SinusoidalBaseMotion, Tool, polishing_scene
-from robot_dynamics_id.sim.truth import make_truth, nominal_drive_gains, nominal_truth
+from robot_dynamics_id.sim.truth import (controller_friction, controller_model, make_truth, nominal_drive_gains,
+                                         nominal_truth, p2_part)
 
 HOME = np.array([0.0, -1.57, 1.0, -1.0, -1.57, 0.0])
 
@@ -130,10 +131,46 @@ def test_currents_times_drive_gains_are_the_motor_torque():
         state = sim.step(3)
         np.testing.assert_allclose(state.current_a * sim.truth.drive_gains_nm_per_a, sim.motor_torque_nm,
                                    rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(state.target_current_a * nominal_drive_gains("ur3"), state.target_moment_nm,
-                                   rtol=1e-12, atol=1e-12)
     # true and nominal gains differ, so current and target current disagree systematically
     assert not np.allclose(sim.truth.drive_gains_nm_per_a, nominal_drive_gains("ur3"))
+
+
+@pytest.mark.parametrize("kind", ["p2", "real"])
+def test_target_current_is_the_controller_model_with_its_friction(kind):
+    """UR's target_current = (target_moment + the controller's friction model at the reference velocity) / the
+    nominal gains; target_moment excludes friction (ur.md). At a constant speed the difference is the controller's
+    friction there (the P2 part of the arm type's nominal friction of the truth's kind), and the target current
+    times the nominal gains is closer to the drive torque (current x true gains) than the moment alone."""
+    sim = SimulatedUR(truth=make_truth("ur3", 6, friction=kind), rate_hz=500, initial_q_rad=HOME, noise=False)
+    command = np.array([0.3, -0.2, 0.4, 0.5, -0.5, 0.8])
+    sim.speed_j(command, 3.0)
+    sim.step(250)  # 0.5 s: at the commanded speed (0.27 s at 3 rad/s^2)
+    gains = nominal_drive_gains("ur3")
+    states = [sim.step() for _ in range(50)]
+    for state in states:
+        np.testing.assert_allclose(state.target_current_a * gains - state.target_moment_nm,
+                                   friction_torque(controller_friction("ur3", kind), command), rtol=1e-9, atol=1e-9)
+    true_torque = np.array([s.current_a for s in states]) * sim.truth.drive_gains_nm_per_a
+    with_friction = np.array([s.target_current_a for s in states]) * gains
+    moment = np.array([s.target_moment_nm for s in states])
+    assert np.all(np.abs(with_friction - true_torque).mean(axis=0) < 0.5 * np.abs(moment - true_torque).mean(axis=0))
+    sim.direct_torque(np.zeros(6))
+    state = sim.step()
+    np.testing.assert_allclose(state.target_current_a * gains, state.target_moment_nm, rtol=1e-12, atol=1e-12)
+
+
+def test_target_current_takes_the_friction_of_a_nominal_model_that_has_one():
+    """A nominal model passed in with its own friction (an identified model): target_current adds the P2 part of
+    that friction, not the arm type's; one without friction gets the arm type's."""
+    own = make_truth("ur3", 2, friction="real")
+    command = np.array([0.3, -0.2, 0.4, 0.5, -0.5, 0.8])
+    for nominal, expected in ((own, p2_part(own.friction)), (controller_model("ur3"), controller_friction("ur3"))):
+        sim = SimulatedUR(truth_seed=6, rate_hz=500, initial_q_rad=HOME, noise=False, nominal_model=nominal)
+        sim.speed_j(command, 3.0)
+        sim.step(250)
+        state = sim.step()
+        np.testing.assert_allclose(state.target_current_a * nominal.drive_gains_nm_per_a - state.target_moment_nm,
+                                   friction_torque(expected, command), rtol=1e-9, atol=1e-9)
 
 
 def test_applied_friction_is_the_package_friction_model():
