@@ -36,6 +36,30 @@ Q_REGULAR = np.array([0.0, -1.9, -1.6, -1.2, np.pi / 2, 0.0])
 Q_SINGULAR = np.array([0.0, -1.9, -1.6, -1.2, 0.1, 0.0])  # sigma_min inside the blend region
 
 
+def _slow_motion(q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, qd, qdd) of a slow motion about q: 0.02 rad at 0.5 Hz per joint, sampled at 500 Hz."""
+    w, phase = 2 * np.pi * 0.5, np.arange(6.0)
+    t = np.arange(n)[:, None] * 0.002
+    return q + 0.02 * np.sin(w * t + phase), 0.02 * w * np.cos(w * t + phase), -0.02 * w * w * np.sin(w * t + phase)
+
+
+def _timed(n: int, step) -> tuple[np.ndarray, np.ndarray]:
+    """(wall ms, thread CPU ms) of ``step(k)`` for k < n, with the garbage collector off."""
+    out = np.empty(n)
+    cpu = np.empty(n)
+    gc.disable()
+    try:
+        for k in range(n):
+            c0 = time.thread_time()
+            t0 = time.perf_counter()
+            step(k)
+            out[k] = time.perf_counter() - t0
+            cpu[k] = time.thread_time() - c0
+    finally:
+        gc.enable()
+    return out * 1e3, cpu * 1e3
+
+
 def time_steps(ctl: OperationalSpaceController, q: np.ndarray, n: int, hybrid: bool) -> tuple[np.ndarray, np.ndarray]:
     """(wall ms, thread CPU ms) of n steps of a slow motion about q with noisy states; the motor currents are the
     model's torque for that motion plus 0.05 A of noise, so a sensorless estimate sees what a real arm would give
@@ -50,28 +74,11 @@ def time_steps(ctl: OperationalSpaceController, q: np.ndarray, n: int, hybrid: b
         ctl.enter_free_motion()
     z = ctl.osm.tip_rotation[:, 2]
     wrench = np.r_[-10.0 * z, 0.0, 0.0, 0.0]
-    # a slow motion about q (0.02 rad at 0.5 Hz per joint) with measurement noise on top
-    w, phase = 2 * np.pi * 0.5, np.arange(6.0)
-    t = np.arange(n)[:, None] * 0.002
-    qs = q + 0.02 * np.sin(w * t + phase)
-    qds = 0.02 * w * np.cos(w * t + phase)
-    qdds = -0.02 * w * w * np.sin(w * t + phase)
+    qs, qds, qdds = _slow_motion(q, n)  # with measurement noise on top, below
     model = ctl.dynamic_model  # the arm without the tool: the tool's weight reads as a few N of contact
     currents = inverse_dynamics(model, qs, qds, qdds) / model.drive_gains_nm_per_a + rng.normal(0, 0.05, (n, 6))
     qs, qds = qs + rng.normal(0, 1e-4, (n, 6)), qds + rng.normal(0, 0.01, (n, 6))
-    out = np.empty(n)
-    cpu = np.empty(n)
-    gc.disable()
-    try:
-        for k in range(n):
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            ctl.step(qs[k], qds[k], k * 0.002, wrench_base=wrench, current_a=currents[k])
-            out[k] = time.perf_counter() - t0
-            cpu[k] = time.thread_time() - c0
-    finally:
-        gc.enable()
-    return out * 1e3, cpu * 1e3
+    return _timed(n, lambda k: ctl.step(qs[k], qds[k], k * 0.002, wrench_base=wrench, current_a=currents[k]))
 
 
 def time_computed_torque(ctl: OperationalSpaceController, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,28 +88,15 @@ def time_computed_torque(ctl: OperationalSpaceController, q: np.ndarray, n: int)
     rng = np.random.default_rng(0)
     model = ctl.osm.model
     data = model.createData()
-    w, phase = 2 * np.pi * 0.5, np.arange(6.0)
-    t = np.arange(n)[:, None] * 0.002
-    q_d = q + 0.02 * np.sin(w * t + phase)
-    qd_d = 0.02 * w * np.cos(w * t + phase)
-    qdd_d = -0.02 * w * w * np.sin(w * t + phase)
+    q_d, qd_d, qdd_d = _slow_motion(q, n)
     qs, qds = q_d + rng.normal(0, 1e-4, (n, 6)), qd_d + rng.normal(0, 0.01, (n, 6))
     kp, kd, limit = np.full(6, 400.0), np.full(6, 40.0), np.asarray(ctl.robot.torque_limit_nm, dtype=float)
-    out = np.empty(n)
-    cpu = np.empty(n)
-    gc.disable()
-    try:
-        for k in range(n):
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            accel = qdd_d[k] + kp * (q_d[k] - qs[k]) + kd * (qd_d[k] - qds[k])
-            tau = pin.rnea(model, data, qs[k], qds[k], accel)
-            np.clip(tau, -limit, limit, out=tau)
-            out[k] = time.perf_counter() - t0
-            cpu[k] = time.thread_time() - c0
-    finally:
-        gc.enable()
-    return out * 1e3, cpu * 1e3
+
+    def step(k: int) -> None:
+        accel = qdd_d[k] + kp * (q_d[k] - qs[k]) + kd * (qd_d[k] - qds[k])
+        tau = pin.rnea(model, data, qs[k], qds[k], accel)
+        np.clip(tau, -limit, limit, out=tau)
+    return _timed(n, step)
 
 
 def main() -> int:
