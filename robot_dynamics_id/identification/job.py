@@ -310,7 +310,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     from .baseline import BASELINE_DESCRIPTION
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
-    from .validation import doubtful_fits, validate_recording
+    from .validation import doubtful_fits, training_data_notes, validate_recording
 
     _method_and_source(method, torque_source)
     if compare_baseline and validation_path is None:
@@ -396,7 +396,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vsignal = select_torque(vrec, signal.source, gains)
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
-        warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)]
+        warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)] + training_data_notes(data_path,
+                                                                                                   validation_path)
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm,
                                         cutoff_hz=scoring_cutoff_hz(1.0 / vrec.sample_period_s, result.data.cutoff_hz),
                                         preprocessing=options.preprocessing,
@@ -523,7 +524,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     ``payload``: ``rdi payload``'s payload.yaml, added to the model's last link (a run with it mounted).
     Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
     from .report import write_metrics, write_predictions
-    from .validation import doubtful_fits, validate_recording
+    from .validation import doubtful_fits, training_data_notes, validate_recording
 
     _method_and_source("consistent", torque_source, VALIDATE_TORQUE_SOURCES)
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
@@ -541,6 +542,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     if model.n_joints != rm.n_joints:
         raise DataCheckError(f"the model has {model.n_joints} joints but its robot {model.robot} has {rm.n_joints}")
     source, gains, notes = _validation_torque(model, torque_source, drive_gains_nm_per_a)
+    notes += training_data_notes(record.get("data"), data_path)
     if gains is not None:
         gains = check_drive_gains(gains, rm.n_joints, what="--drive-gains" if drive_gains_nm_per_a is not None
                                   else "the model's drive gains")

@@ -9,8 +9,10 @@ that are not an earlier result of ours, or cannot be written.
 (``.<name>.incomplete-<pid>``) and renames it to ``--out`` only when the job has
 finished; an exception, Ctrl-C or SIGTERM removes it. So a folder named
 ``--out`` is always a complete result: no half-written folder looks like one.
-An earlier result of ours (it holds the :data:`MARKER` file) is replaced at that
-moment; anything else is never overwritten.
+An earlier result of ours (it holds the :data:`MARKER` file, which lists what the
+result wrote) is replaced at that moment; anything else is never overwritten: a
+result folder that also holds files of the user's, or a folder inside a result
+(which the next run would delete with it), is refused.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["MARKER", "OutputDirError", "check_output_dir", "check_output_file", "discard_staging", "staged_output",
-           "staging_path", "write_output_file"]
+__all__ = ["MARKER", "OutputDirError", "check_output_dir", "check_output_file", "discard_staging", "foreign_entries",
+           "staged_output", "staging_path", "write_output_file"]
 
-#: file that marks a folder as a complete result of rdi identify/validate (JSON: command, date)
+#: file that marks a folder as a complete result of rdi identify/validate/export (JSON: command, date, and the
+#: entries the result wrote)
 MARKER = ".rdi-output.json"
 
 
@@ -65,6 +68,11 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
     for ancestor in [resolved, *resolved.parents]:
         if _is_bag_dir(ancestor):
             raise OutputDirError(f"--out {out} points into the bag {ancestor}: choose a folder outside it")
+    for ancestor in resolved.parents:
+        if (ancestor / MARKER).is_file():  # the next run of that command replaces the folder, and this one with it
+            raise OutputDirError(f"--out {out} points into {ancestor}, the result of rdi "
+                                 f"{_earlier_command(ancestor) or 'identify'}, which a new run replaces whole: write "
+                                 f"the result beside it (--out {ancestor.parent / resolved.name})")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise OutputDirError(f"--out {out} exists and holds files that are not an earlier rdi result: choose a new "
                              "folder (results are never mixed with other files)")
@@ -72,6 +80,11 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
     if command is not None and earlier is not None and earlier != command:
         raise OutputDirError(f"--out {out} holds the result of rdi {earlier}: choose a new folder (rdi {command} "
                              f"replaces only an earlier result of rdi {command})")
+    foreign = foreign_entries(out)
+    if foreign:
+        raise OutputDirError(f"--out {out} holds an earlier result of rdi {earlier or 'identify'} and also "
+                             f"{_names(foreign)}, which rdi did not write: a new result replaces the folder whole and "
+                             "would delete them; move them out or choose a new folder")
     parent = resolved.parent
     while not parent.exists():
         parent = parent.parent
@@ -79,6 +92,24 @@ def check_output_dir(out: str | Path, *, inputs: Sequence[str | Path | None] = (
         raise OutputDirError(f"--out {out}: cannot create files in {parent} (permission denied); choose a "
                              "writable folder")
     return resolved
+
+
+def foreign_entries(out: str | Path) -> list[str]:
+    """Names in an earlier result folder that its result did not write (the marker lists what it wrote), sorted;
+    empty for a folder that is not a result, and for a result from before the marker listed its entries."""
+    out = Path(out)
+    try:
+        written = json.loads((out / MARKER).read_text()).get("entries")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(written, list):
+        return []
+    return sorted(p.name for p in out.iterdir() if p.name != MARKER and p.name not in written)
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _earlier_command(out: Path) -> str | None:
@@ -166,11 +197,12 @@ def staged_output(out: str | Path, *, command: str) -> Iterator[Path]:
     keep_staging = False
     try:
         yield staging
-        (staging / MARKER).write_text(json.dumps({"command": command, "complete": True,
+        entries = sorted(p.name for p in staging.iterdir())  # what this result wrote: nothing else is replaced
+        (staging / MARKER).write_text(json.dumps({"command": command, "complete": True, "entries": entries,
                                                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
         old = None
         if out.exists():
-            if not (out / MARKER).is_file() and any(out.iterdir()):
+            if (not (out / MARKER).is_file() and any(out.iterdir())) or foreign_entries(out):
                 keep_staging = True
                 raise OutputDirError(f"--out {out} was filled by something else while the job ran; the result is "
                                      f"left in {staging}")

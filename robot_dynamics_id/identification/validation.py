@@ -36,6 +36,7 @@ and ``pipeline.predict_preprocessed`` give the same torque.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -248,3 +249,13 @@ def doubtful_fits(metrics: dict, joint_names, what: str, *, training: bool = Fal
                 "joints' drive gains (a digit or unit off?), the torque source and --robot (see the warnings)"]
     return [f"{what} fit is far below zero ({listed}): the model predicts these torques worse than their mean. "
             "Check that the torque source, drive gains and robot match those the model was identified with"]
+
+
+def training_data_notes(trained_on: str | Path | None, validated_on: str | Path) -> list[str]:
+    """A warning when a model is validated on the recording it was identified from (the same file or bag): the
+    scores then show how well it fits its training data, not how it predicts."""
+    if not trained_on or Path(trained_on).expanduser().resolve() != Path(validated_on).expanduser().resolve():
+        return []
+    return [f"validated on {validated_on}, the recording the model was identified from: the scores show how well "
+            "it fits its training data, not how it predicts; validate on another run (issue 15's protocol: a "
+            "different trajectory, e.g. rdi excite plan --kind point-to-point)"]

@@ -107,6 +107,13 @@ def test_identify_reports_what_validate_gives_on_the_training_file(data, tmp_pat
     np.testing.assert_allclose(summary["fit_percent"], validated["fit_percent"], rtol=1e-9)
     np.testing.assert_allclose(summary["moving_rre_percent"], validated["moving_rre_percent"], rtol=1e-9)
     assert len(summary["fit_percent_identification_samples"]) == 6
+    # ... and says that a validation on the training data shows the fit, not how the model predicts
+    assert any("the recording the model was identified from" in w for w in validated["warnings"])
+    assert not any("identified from" in w for w in summary["warnings"])
+    assert _identify(data["train_csv"], tmp_path / "m2", "--drive-gains", _gains(UR3_GAINS), "--validate",
+                     data["train_csv"]) == 0
+    warnings = json.loads((tmp_path / "m2/summary.json").read_text())["warnings"]
+    assert any("validate on another run" in w for w in warnings)
 
 
 def test_identify_can_validate_and_compare_with_urs_model_in_one_run(data, tmp_path, capsys):

@@ -102,3 +102,38 @@ def test_a_staging_folder_can_be_discarded_by_its_process(tmp_path):
     staging_path(out).mkdir()
     assert discard_staging(out) and not staging_path(out).exists()
     assert not discard_staging(out)
+
+
+def test_a_result_that_also_holds_the_users_files_is_not_replaced(tmp_path):
+    """A lab put its notes and photos into an identify result; the next `rdi identify --out` into it deleted them
+    with exit 0. The marker lists what the result wrote; anything else makes the folder the user's."""
+    out = tmp_path / "rep"
+    with staged_output(out, command="identify") as stage:
+        (stage / "model.yaml").write_text("first")
+        (stage / "plots").mkdir()
+    check_output_dir(out, command="identify")  # only what the result wrote: replaceable
+    (out / "lab_notes.txt").write_text("keep me")
+    (out / "photos").mkdir()
+    with pytest.raises(OutputDirError, match=r"holds an earlier result of rdi identify and also lab_notes.txt, "
+                                             r"photos, which rdi did not write: .* move them out or choose a new "
+                                             r"folder") as info:
+        check_output_dir(out, command="identify")
+    assert "\n" not in str(info.value)
+    # put there while a job ran: the result is left in its staging folder, the user's files stay
+    (out / "photos").rmdir()
+    with pytest.raises(OutputDirError, match="filled by something else while the job ran"):
+        with staged_output(out, command="identify") as stage:
+            (stage / "model.yaml").write_text("second")
+    assert (out / "lab_notes.txt").read_text() == "keep me" and (out / "model.yaml").read_text() == "first"
+    assert (staging_path(out) / "model.yaml").read_text() == "second"
+
+
+def test_a_result_folder_is_never_written_inside_another_result(tmp_path):
+    """`rdi validate --out model/val` beside an identify result: the next identify replaced model/ and the
+    validation with it."""
+    with staged_output(tmp_path / "model", command="identify") as stage:
+        (stage / "model.yaml").write_text("x")
+    with pytest.raises(OutputDirError, match=r"points into .*model, the result of rdi identify, which a new run "
+                                             r"replaces whole: write the result beside it \(--out .*val\)"):
+        check_output_dir(tmp_path / "model" / "val", command="validate")
+    check_output_dir(tmp_path / "val", command="validate")
