@@ -24,10 +24,14 @@ What is simulated, and how
   substep's start velocity plus its first-order change. Away from zero velocity
   ``D`` is the viscous coefficient and the correction is negligible; the force the
   drives apply (the reported currents) is unaffected by it.
-* **Joint servo (speedJ)** — per substep the reference velocity approaches the
-  commanded one with the commanded acceleration (leading-axis scaling, as UR's
-  ``speedj``: the joint with the largest change uses the full acceleration), the
-  reference position integrates it, and the drive torque is a computed-torque PD
+* **Joint servo (speedJ)** — the reference velocity approaches the commanded one evenly
+  over the control cycle's substeps (the change still left divided by the substeps still
+  left, as a controller interpolates each cycle's target for its drives), never faster
+  than the commanded acceleration (leading-axis scaling, as UR's ``speedj``: the joint
+  with the largest change uses the full acceleration); the reference position integrates
+  it. (Taking the whole change in a cycle's first substep kicked the drive torque once per
+  cycle, up to ~40 Nm on a UR5e shoulder, and with it the torque the gears transmit, which
+  load-dependent friction sees.) The drive torque is a computed-torque PD
   with feed-forward from the controller's NOMINAL model (sim/truth.controller_model):
   ``τ = RNEA_nom(q, q̇, q̈_ref + K_p e + K_d ė + K_i ∫e)``, ``e = q_ref − q``
   (:class:`ServoGains`; default a stiff PD, K_i = 0). Because the feed-forward is nominal and friction is left to the PD, the true plant's
@@ -63,9 +67,9 @@ What is simulated, and how
   ``noise=False`` turns off noise and quantisation.
 
 Timing of one reported sample: ``q``/``q̇`` are the state at the end of the control
-period; ``current`` is the drive torque applied during the last physics substep
-(computed from the state at its start, 0.5 ms earlier at most); the F/T wrench and
-contact force are MuJoCo's values for that same last substep.
+period; ``current`` is the mean drive torque over the period's substeps (each computed
+from the state at its start); the F/T wrench and contact force are MuJoCo's values for
+the last substep.
 """
 
 from __future__ import annotations
@@ -396,7 +400,7 @@ class SimulatedUR(PlantReadout):
         for k in range(self.substeps):
             q = qpos.copy()
             qd = qvel.copy()
-            tau = self._drive_torque(q, qd, update_reference=True)
+            tau = self._drive_torque(q, qd, update_reference=True, substeps_left=self.substeps - k)
             tau_f, slope = friction.torque_and_slope(qd, self._load_torque(q, qd))
             np.maximum(slope, 0.0, out=slope)
             # Friction = τ_f(q̇_k) + D (q̇_{k+1} − q̇_k): explicit part here, D q̇_{k+1} by MuJoCo's
@@ -456,27 +460,29 @@ class SimulatedUR(PlantReadout):
     def _nominal_rnea(self, q, qd, qdd) -> np.ndarray:
         return np.array(pin.rnea(self._nominal, self._nominal_data, q, qd, qdd))
 
-    def _drive_torque(self, q: np.ndarray, qd: np.ndarray, *, update_reference: bool) -> np.ndarray:
+    def _drive_torque(self, q: np.ndarray, qd: np.ndarray, *, update_reference: bool,
+                      substeps_left: int = 1) -> np.ndarray:
         """Drive torque of the UR-like controller for the current mode (one physics substep)."""
         if self._mode == "torque" and not self._protective_stop:
             g = np.array(pin.computeGeneralizedGravity(self._nominal, self._nominal_data, q))
             tau = self._torque_cmd + g
         else:
             if update_reference:
-                self._advance_reference()
+                self._advance_reference(substeps_left)
             acc = self._servo_acceleration(q.tolist(), qd.tolist(), integrate=update_reference)
             tau = self._nominal_rnea(q, qd, np.array(acc))
         return np.minimum(np.maximum(tau, -self._torque_limit), self._torque_limit)
 
-    def _advance_reference(self) -> None:
-        """One substep of the speedJ reference: the velocity approaches the command at the commanded
-        acceleration, leading-axis scaled (all joints arrive together), and the position integrates it.
+    def _advance_reference(self, substeps_left: int = 1) -> None:
+        """One substep of the speedJ reference: the velocity moves 1/``substeps_left`` of the way to the
+        command (so it arrives at the cycle's end), at most at the commanded acceleration, leading-axis
+        scaled (all joints arrive together); the position integrates it.
 
         Float loops over the joints, not whole-array numpy calls: at six joints each numpy call's
         overhead is larger than its arithmetic, and this runs every physics substep.
         """
         h = self.physics_timestep_s
-        delta = [c - r for c, r in zip(self._qd_cmd.tolist(), self._qd_ref.tolist())]
+        delta = [(c - r) / substeps_left for c, r in zip(self._qd_cmd.tolist(), self._qd_ref.tolist())]
         largest = max(map(abs, delta))
         limit = self._acceleration * h
         if largest > limit:

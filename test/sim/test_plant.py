@@ -81,6 +81,36 @@ def test_speed_j_uses_leading_axis_acceleration():
     assert ref[5] == pytest.approx(0.25, abs=1e-6)  # same fraction of its command
 
 
+@pytest.mark.parametrize("rate_hz", [500.0, 125.0])
+def test_a_streamed_velocity_ramp_drives_the_arm_evenly_within_each_cycle(rate_hz, monkeypatch):
+    """A speedj stream ramping at 2 rad/s^2 under a 20 rad/s^2 limit: each cycle's velocity change is spread over
+    its substeps (as a controller interpolates its targets for the drives), so the drive torque does not kick once
+    per cycle, and target_moment holds the ramp's acceleration (it was the whole change in the first substep, then
+    none: a kick of several Nm on the UR3 shoulder each cycle, and a target_moment without inertia)."""
+    sim = SimulatedUR(truth=_frictionless(), rate_hz=rate_hz, initial_q_rad=HOME, noise=False)
+    drive_torque = sim._drive_torque
+    substep_torques = []
+
+    def spy(q, qd, **kwargs):
+        tau = drive_torque(q, qd, **kwargs)
+        if kwargs.get("update_reference"):
+            substep_torques.append(tau)
+        return tau
+
+    monkeypatch.setattr(sim, "_drive_torque", spy)
+    ramp = np.array([0.0, 2.0, -2.0, 0.0, 0.0, 0.0])  # rad/s^2
+    period = 1.0 / rate_hz
+    for k in range(1, int(0.2 * rate_hz)):
+        sim.speed_j(ramp * k * period, 20.0)
+        state = sim.step()
+    per_cycle = np.array(substep_torques).reshape(-1, sim.substeps, 6)[10:]  # past the first cycles' transient
+    swing = (per_cycle.max(axis=1) - per_cycle.min(axis=1)).max(axis=0)
+    assert swing[1] < 0.1 and swing[2] < 0.1, swing
+    model = sim.controller_model.robot_model().model
+    expected = pin.rnea(model, model.createData(), state.q_rad, state.qd_rad_s, ramp)
+    np.testing.assert_allclose(state.target_moment_nm, expected, atol=0.02)
+
+
 def test_speed_stop_brings_the_arm_to_rest():
     sim = SimulatedUR(truth_seed=2, rate_hz=500, initial_q_rad=HOME, noise=False)
     sim.speed_j([0.5, 0.3, -0.4, 0.5, 0.6, 1.0], 5.0)
