@@ -59,10 +59,12 @@ class PointToPointSettings:
 
 def point_to_point_trajectory(robot: RobotModel, settings: PointToPointSettings | None = None, *,
                               rate_hz: float = 500.0, limits: ExcitationLimits | None = None) -> JointTrajectory:
-    """Waypoints, moves and holds until ``settings.duration_s`` (module doc); starts and ends at rest at the centre.
+    """Waypoints, moves and holds within ``settings.duration_s`` (module doc: it ends once the next waypoint's move,
+    hold and return would not fit); starts and ends at rest at the centre.
 
     Raises ValueError when no admissible waypoint is found in ``max_attempts`` draws (the box or
-    the centre pose leaves the limits or the keep-out: choose another centre or a smaller range).
+    the centre pose leaves the limits or the keep-out: choose another centre or a smaller range), or when
+    not even the first waypoint's move, hold and return fit in ``duration_s``.
     """
     s = settings or PointToPointSettings()
     n = robot.n_joints
@@ -88,8 +90,8 @@ def point_to_point_trajectory(robot: RobotModel, settings: PointToPointSettings 
 
     pieces = [hold(centre, s.hold_s[0] or 1.0 / rate_hz)]
     q = centre.copy()
-    elapsed = pieces[0].duration_s
-    while elapsed < s.duration_s:
+    elapsed = 2 * pieces[0].duration_s  # the first hold, and the same hold at the end
+    while True:
         for _ in range(s.max_attempts):
             moving = rng.random(n) < s.move_probability
             if not moving.any():
@@ -104,9 +106,17 @@ def point_to_point_trajectory(robot: RobotModel, settings: PointToPointSettings 
         else:
             raise ValueError(f"no admissible waypoint in {s.max_attempts} draws around {centre.tolist()} "
                              f"(range {half.tolist()} rad): choose another centre_rad or a smaller range_rad")
-        pieces += [piece, hold(target, rng.uniform(*s.hold_s))]
+        dwell = hold(target, rng.uniform(*s.hold_s))
+        # the run ends by ``duration_s``: a waypoint whose move, hold and return do not fit ends the draws
+        needed = piece.duration_s + dwell.duration_s + move(target, centre).duration_s
+        if elapsed + needed > s.duration_s:
+            break
+        pieces += [piece, dwell]
         q = target
-        elapsed += piece.duration_s + pieces[-1].duration_s
+        elapsed += piece.duration_s + dwell.duration_s
+    if len(pieces) == 1:
+        raise ValueError(f"duration_s {s.duration_s:g} s is too short for one move, hold and return (the first "
+                         f"drawn needs {elapsed + needed:.1f} s): give a longer duration or a smaller range_rad")
     back = move(q, centre)
     pieces += [back, hold(centre, s.hold_s[0] or 1.0 / rate_hz)]
     trajectory = concatenate_trajectories(pieces)
