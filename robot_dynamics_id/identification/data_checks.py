@@ -64,8 +64,6 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from ..io.bag_decode import PARTIAL_EXCITATION
-from ..io.bag_storage import DATA_LOST
 from ..robots.description import ROBOT_NAMES
 from ..robots.model import RobotModel, load_robot
 from ..robots.priors import foreign_nominal_gains
@@ -119,10 +117,6 @@ MOUNT_ANGLE_DOUBTFUL_DEG = 10.0
 #: flat valley, and what the fit cannot explain is not the mount
 MOUNT_RESIDUAL_RATIO_WARN = 1.10
 MOUNT_RESIDUAL_RATIO_DOUBTFUL = 1.25
-#: column-normalised condition number of the base regressor above which the data determine the model poorly
-#: (a warning) and above which the result is doubtful; an optimised 20-60 s excitation gives 10-300
-CONDITION_WARN = 300.0
-CONDITION_DOUBTFUL = 1000.0
 
 
 class DataCheckError(ValueError):
@@ -343,13 +337,15 @@ def _fits(scale: float) -> bool:
 def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torque_nm, *, source: str,
                             drive_gains_nm_per_a=None, robot_label: str | None = None,
                             robot_fix: str = "pass --robot {robot}",
-                            skip_robot_check: bool = False, gravity_fix: str = "--gravity"
-                            ) -> tuple[list[str], TorqueScale]:
+                            skip_robot_check: bool = False, gravity_fix: str = "--gravity",
+                            pose_fits: str | None = None) -> tuple[list[str], TorqueScale]:
     """Rating and scale checks of a (preprocessed) torque signal against ``robot`` (module doc).
 
     ``source``: the torque source used ('current', 'effort', 'target_moment'); ``robot_label``: how the robot
     was named to the user (e.g. "--robot ur3", "the model's robot ur10e"); ``robot_fix``: what to do when the
-    data fit another robot ({robot} is replaced by its name). Returns (warnings, scale);
+    data fit another robot ({robot} is replaced by its name); ``pose_fits``: the built-in UR whose kinematics the
+    recorded TCP pose fits instead of ``robot``'s (kinematic_check), named before any robot the torque scale
+    suggests: the scale depends on the drive gains too, the kinematics do not. Returns (warnings, scale);
     raises DataCheckError when the data cannot be this robot's joint torque.
     """
     label = robot_label or f"--robot {robot.name}"
@@ -377,7 +373,10 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
         others = {name: s for name, s in likely_robots(q_rad, qd_rad_s, qdd_rad_s2, tau).items() if name != robot.name}
         close = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
         if not skip_robot_check:
-            if close:
+            if pose_fits:
+                result = replace(result, fits_other_robot=pose_fits, doubtful_reason=(
+                    f"the recorded TCP pose fits {pose_fits}'s kinematics, not {robot.name}'s"))
+            elif close:
                 fit = " or ".join(f"{name}'s ({others[name]:.2f}x)" for name in close)
                 result = replace(result, fits_other_robot=close[0], doubtful_reason=(
                     f"the torques fit {fit} nominal model, not {robot.name}'s ({scale:.2f}x)"))
@@ -385,7 +384,7 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
                 result = replace(result, doubtful_reason=(
                     f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model, less than the "
                     "arm holds without a payload: the drive gains or the robot are wrong"))
-        causes = _causes(result, others, tau, source, drive_gains_nm_per_a, robot, robot_fix)
+        causes = _causes(result, others, tau, source, drive_gains_nm_per_a, robot, robot_fix, pose_fits)
         if mount:
             causes = f"{mount[0]}. {causes}".rstrip()
         checked = ", ".join(_joint(robot, j) for j in np.flatnonzero(result.checked))
@@ -442,9 +441,9 @@ def _joint_scale_warnings(result: TorqueScale, source: str, gains, robot: RobotM
 
 
 def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gains, robot: RobotModel,
-            robot_fix: str) -> str:
+            robot_fix: str, pose_fits: str | None = None) -> str:
     """The likely explanations of a scale far from 1, most specific first (``others``: :func:`likely_robots`
-    of the data without ``robot``)."""
+    of the data without ``robot``; ``pose_fits``: the robot the recorded TCP pose fits, if another)."""
     scale, inertial = result.scale, result.inertial_scale
     if source == "effort" and abs(scale) < GRAVITY_COMPENSATED_SCALE and inertial > 0.4:
         return ("The effort carries the arm's inertia but no gravity: it looks gravity-compensated (UR's "
@@ -455,6 +454,12 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
                 "driver pass --ur-driver-topics and --drive-gains; for another recorder's /joint_states whose "
                 "effort is current, --joint-states-effort current and --drive-gains")
+    if pose_fits:
+        theirs = others.get(pose_fits, float("nan"))
+        gains_too = "" if _fits(theirs) or not np.isfinite(theirs) else (
+            f" (the torques are {theirs:.2f}x its nominal model's too: then check the drive gains)")
+        # the robots the torques fit, a payload, the gains this robot's model implies: all beside the point
+        return f"The recorded TCP pose fits {pose_fits}'s kinematics: {robot_fix.format(robot=pose_fits)}{gains_too}."
     parts = []
     fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
@@ -522,24 +527,6 @@ def link_mass_notes(link_mass_kg, robot: RobotModel) -> list[str]:
             "link masses (a mass on a joint axis acts alike on both links it joins): this split is one of many that "
             "predict the same joint torques. A simulator reading the exported URDF gets the same joint dynamics; do "
             "not read these numbers as the links' weights"]
-
-
-def excitation_checks(condition_number: float, warnings=()) -> tuple[list[str], list[str]]:
-    """(warnings, problems) about how well the data determine the model: the base regressor's column-normalised
-    condition number above :data:`CONDITION_WARN` / :data:`CONDITION_DOUBTFUL` (a few seconds of motion, or one
-    too poor: the fit may match the data and predict anything elsewhere), a bag whose recording ended before
-    its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION), and one that lost part of
-    its recording (a storage file missing, messages unreadable: :data:`~..io.bag_storage.DATA_LOST`)."""
-    problems = [f"the training data: {w}; identify the whole run (record it again)" for w in warnings
-                if w.startswith(PARTIAL_EXCITATION)]
-    problems += [f"the training data: part of the recording is not in them ({w}); identify the whole run (copy the "
-                 "bag again from where it was recorded)" for w in warnings if any(p in w for p in DATA_LOST)]
-    text = (f"the data determine the model poorly: the regressor's condition number is {condition_number:.0f} (an "
-            "optimised excitation of 20-60 s gives 10-300); the model may fit these data and predict other motions "
-            "badly. Record a longer or richer excitation (rdi excite plan)")
-    if condition_number > CONDITION_DOUBTFUL:
-        return [], [*problems, text]
-    return ([text] if condition_number > CONDITION_WARN else []), problems
 
 
 def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:

@@ -42,8 +42,9 @@ from ..io.model_file import DynamicModel
 from ..io.payload_file import load_payload_file, model_with_payload, payload_notes
 from ..robots.model import RobotModel, load_robot, same_robot
 from ..progress import ProgressCallback, scaled
-from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, excitation_checks,
-                          loaded_arm_notes, mass_warnings, mount_problems)
+from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, loaded_arm_notes,
+                          mass_warnings, mount_problems)
+from .excitation_checks import excitation_checks, rate_notes
 from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
@@ -207,24 +208,25 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
     if data is None:
         data = preprocess(recording.time_s, recording.q_rad, signal.torque_nm, qd_rad_s=recording.qd_rad_s,
                           options=PreprocessingOptions(cutoff_hz=cutoff_hz))
+    # the kinematics first (torques hardly show them, and their scale depends on the gains): the torque check names it
+    pose_warnings, pose = ([], None) if getattr(recording, "tcp_pose", None) is None else check_tcp_pose_fits_robot(
+        robot, recording.q_rad, recording.tcp_pose, robot_label=label, robot_fix=robot_fix)
     warnings, scale = check_torque_fits_robot(robot, data.q_rad, data.qd_rad_s, data.qdd_rad_s2, data.torque,
                                               source=signal.source, drive_gains_nm_per_a=signal.drive_gains_nm_per_a,
                                               robot_label=label, robot_fix=robot_fix,
-                                              skip_robot_check=skip_robot_check)
+                                              skip_robot_check=skip_robot_check,
+                                              pose_fits=(pose or {}).get("fits_other_robot"))
     summary = {"torque_scale_vs_nominal": scale.scale if np.isfinite(scale.scale) else None,
                "checked_joints": np.flatnonzero(scale.checked).tolist(),
                "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient],
                "gravity_angle_deg": float(scale.gravity_angle_deg) if np.isfinite(scale.gravity_angle_deg) else None,
                "gravity_residual_ratio": (float(scale.gravity_residual_ratio)
                                           if np.isfinite(scale.gravity_residual_ratio) else None),
-               "mount_differs": scale.mount_differs,
-               "fits_other_robot": scale.fits_other_robot,
+               "mount_differs": scale.mount_differs, "fits_other_robot": scale.fits_other_robot,
                "doubtful_reason": scale.doubtful_reason}
-    if getattr(recording, "tcp_pose", None) is not None:  # the kinematics, which torques hardly show
-        pose_warnings, summary["tcp_pose"] = check_tcp_pose_fits_robot(robot, recording.q_rad, recording.tcp_pose,
-                                                                       robot_label=label, robot_fix=robot_fix)
-        warnings = [*warnings, *pose_warnings]
-    return warnings, summary
+    if pose is not None:
+        summary["tcp_pose"] = pose
+    return [*warnings, *pose_warnings, *rate_notes(recording.sample_period_s)], summary
 
 
 def gap_notes(data, preprocessing) -> list[str]:
@@ -375,7 +377,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         warnings.append(f"the load-dependent friction coefficient of {', '.join(names[j] for j in negative_mu)} is "
                         "negative (friction falling as the transmitted torque grows: not physical, an unconstrained "
                         "fit); --method consistent bounds it >= 0, or fix the terms with --friction-model")
-    excitation_warnings, problems = excitation_checks(result.condition_number, recording.warnings)
+    excitation_warnings, problems = excitation_checks(result.condition_number, recording.warnings, friction_terms=(
+        result.model.friction.terms), condition_number_p2=result.condition_number_p2, qd_rad_s=recording.qd_rad_s)
     warnings += excitation_warnings
     problems += doubtful_fits(result.metrics, names, "training", training=True) + mount_problems(
         checks, rm, "training data")
@@ -418,8 +421,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     _check_cancel(cancel)
     status = "doubtful" if problems else "ok"
     summary = {
-        "status": status,
-        "problems": problems,
+        "status": status, "problems": problems,
         "model": str(out / "model.yaml"),
         "out_dir": str(out),
         # every sample of the training recording with the given moving threshold: what `rdi validate` on the

@@ -187,6 +187,9 @@ class IdentificationResult:
     friction_extra: dict = field(default_factory=dict)
     #: every friction parameter's std with the shape constants free (identification/friction_uncertainty.py)
     friction_uncertainty: dict = field(default_factory=dict)
+    #: the condition number with the rigid body (+ rotor) and P2 friction only, before the extended friction terms
+    #: were added (equal to ``condition_number`` when none were)
+    condition_number_p2: float | None = None
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -349,6 +352,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             f"{data.summary()['duration_s']:.1f} s in all remain after "
             "trimming each one's filter edges. A recording without gaps keeps all of its motion",
             exc.unidentifiable) from None
+    cond_p2 = cond
     if options.friction:
         def load_torque_of(theta: np.ndarray) -> np.ndarray:
             full_now = base_map.standard_near(theta[: base_map.n_base], prior_full)
@@ -453,6 +457,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
                                 **options.provenance.get("identified_from", {})},
             "preprocessing": data.summary(),
             "condition_number": cond,
+            "condition_number_rigid_body_p2": cond_p2,
             "physically_consistent_links": consistent_links.tolist(),
             "fit_percent": metrics["fit_percent"],
             "friction_model": {**_friction_report(fit, options), "std_with_shape_constants": uncertainty},
@@ -466,7 +471,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         consistent=consistent, physically_consistent_links=consistent_links, data=data,
         predicted_torque_nm=predicted, measured_torque_nm=data.torque, metrics=metrics, condition_number=cond,
         stribeck_velocity_rad_s=x_s, timings_s=timings, friction_fit=fit, friction_extra=friction_extra,
-        friction_uncertainty=uncertainty)
+        friction_uncertainty=uncertainty, condition_number_p2=cond_p2)
 
 
 def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) -> list[float]:

@@ -356,6 +356,29 @@ def test_a_ur16e_recording_identified_as_a_ur10e_is_doubtful_by_its_tcp_pose(tmp
     assert metrics["status"] == "doubtful" and any("TCP pose is ur16e's" in p for p in metrics["problems"])
 
 
+def test_a_ur10_recording_with_ur3_gains_and_no_robot_names_the_arm_its_tcp_pose_fits(tmp_path, capsys):
+    """A CB3 lab forgets --robot ur10 and keeps the README's UR3 gains: the torques, scaled by the wrong gains,
+    fit a UR16e's nominal model best, but the recorded TCP pose fits the UR10's exactly. The refusal names the
+    UR10 (it used to name the UR16e; following that advice then failed on the TCP pose)."""
+    from dataclasses import replace
+
+    from scipy.spatial.transform import Rotation
+
+    from robot_dynamics_id.robots.model import load_robot
+    from robot_dynamics_id.sim.truth import nominal_drive_gains
+
+    recording = synthetic_ur_recording(perturbed_truth("ur10", seed=23, relative=0.1), nominal_drive_gains("ur10"),
+                                       duration_s=12.0, seed=4, torque_noise_nm=0.02)
+    rotations, positions = load_robot("ur10").tool_poses(recording.q_rad)
+    pose = np.hstack([positions, Rotation.from_matrix(rotations).as_rotvec()])
+    csv = write_ur_csv(tmp_path / "ur10.csv", replace(recording, tcp_pose=pose))
+    assert _identify(csv, tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) != 0
+    err = capsys.readouterr().err
+    assert "The recorded TCP pose fits ur10's kinematics: pass --robot ur10" in err, err
+    assert "ur16e" not in err and "Traceback" not in err, err
+    assert not (tmp_path / "m" / "model.yaml").exists()
+
+
 def test_a_urdf_robot_is_named_by_its_path_and_validated_with_it(data, tmp_path):
     from robot_dynamics_id.robots.model import load_robot
 

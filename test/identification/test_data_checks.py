@@ -253,28 +253,3 @@ def test_an_arm_identified_with_a_tool_mounted_is_warned_about(ur3):
     assert "was a tool or payload mounted during the run?" in note and "Identify the arm with the flange empty" in note
     # beyond the plausible band the robot check itself speaks: no second message
     assert loaded_arm_notes({"torque_scale_vs_nominal": 2.2}, robot) == []
-
-
-def test_a_bag_missing_one_of_its_files_makes_the_identification_doubtful(tmp_path):
-    """A split bag without its third file identified with exit 0 (3.4 s of the run gone, only warnings); a bag cut
-    at its end was doubtful already (its excitation's progress)."""
-    from robot_dynamics_id.identification.data_checks import excitation_checks
-    from robot_dynamics_id.io.bag_reader import read_bag
-    from robot_dynamics_id.io.bag_writer import BagWriter, joint_state
-    from robot_dynamics_id.robots import JOINT_NAMES
-
-    with BagWriter(tmp_path / "bag", storage="sqlite3", max_file_size_bytes=40_000) as bag:
-        bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
-        for k in range(1500):
-            stamp = 5 * 10**9 + k * 2_000_000
-            bag.write("/joint_states", stamp, joint_state(stamp, JOINT_NAMES, np.full(6, 1e-3 * k), np.zeros(6),
-                                                          np.ones(6)))
-    files = sorted((tmp_path / "bag").glob("*.db3"))
-    assert len(files) >= 3
-    files[1].unlink()
-    recording = read_bag(tmp_path / "bag")
-    _, problems = excitation_checks(50.0, recording.warnings)
-    assert len(problems) == 1 and problems[0].startswith("the training data: part of the recording is not in them")
-    assert f"lists missing file(s) ['{files[1].name}']" in problems[0], problems
-    _, clean = excitation_checks(50.0, ["rows were not in timestamp order; sorted"])
-    assert clean == []

@@ -1,0 +1,77 @@
+"""How well training data determine a model: the condition number, stops, the rate, a cut or damaged recording.
+
+Run by ``rdi identify`` (and the identifier node) on the training data after the fit, :func:`rate_notes` on
+every recording identify or validate scores; ``rdi excite`` judges a plan by the same condition-number bars.
+Messages are returned: warnings, and problems that make the result doubtful (exit 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..io.bag_decode import PARTIAL_EXCITATION
+from ..io.bag_storage import DATA_LOST
+
+__all__ = ["CONDITION_DOUBTFUL", "CONDITION_WARN", "LOW_RATE_HZ", "STANDSTILL_NOTE_FRACTION", "excitation_checks",
+           "rate_notes"]
+
+#: column-normalised condition number of the base regressor above which the data determine the model poorly
+#: (a warning) and above which the result is doubtful; an optimised 20-60 s excitation gives 10-300
+CONDITION_WARN = 300.0
+CONDITION_DOUBTFUL = 1000.0
+
+#: recordings slower than this (Hz) get a note: their scores reflect the rate as well as the model
+LOW_RATE_HZ = 90.0
+
+
+def rate_notes(sample_period_s: float) -> list[str]:
+    """A note on a recording slower than :data:`LOW_RATE_HZ`: accelerations from central differences of its
+    samples are coarse and the 10 Hz scoring low-pass nears its Nyquist frequency, so its scores (fit, RRE, against
+    any model) are worse than the model's; identification itself holds up better (benchmarks/RESULTS.md)."""
+    rate = 1.0 / sample_period_s if sample_period_s > 0 else float("inf")
+    if rate >= LOW_RATE_HZ:
+        return []
+    return [f"the recording's rate is {rate:.3g} Hz: accelerations from its samples are coarse, so scores on it "
+            "reflect the rate as well as the model (the same model scores better on a faster recording of the same "
+            f"motion). Record at {LOW_RATE_HZ + 10:.0f} Hz or more (ur_rtde: RTDEReceiveInterface(ip, 125 or 500))"]
+
+
+#: training data in which every joint stands still (below 0.02 rad/s) for more than this fraction of the samples get a
+#: note: an optimised excitation keeps the joints moving (< 2 % at rest), a point-to-point run stops (~40 %)
+STANDSTILL_NOTE_FRACTION = 0.3
+
+
+def excitation_checks(condition_number: float, warnings=(), *, condition_number_p2: float | None = None,
+                      friction_terms=(), qd_rad_s=None) -> tuple[list[str], list[str]]:
+    """(warnings, problems) about how well the data determine the model: the base regressor's column-normalised
+    condition number above :data:`CONDITION_WARN` / :data:`CONDITION_DOUBTFUL` (a few seconds of motion, or one
+    too poor: the fit may match the data and predict anything elsewhere; when the rigid body and P2 friction alone,
+    ``condition_number_p2``, are well determined, the extended ``friction_terms`` chosen are named as the cause,
+    not the motion's length), a bag whose recording ended before
+    its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION), and one that lost part of
+    its recording (a storage file missing, messages unreadable: :data:`~..io.bag_storage.DATA_LOST`), and training
+    data (velocities ``qd_rad_s``) that stand still for more than :data:`STANDSTILL_NOTE_FRACTION` of the samples."""
+    problems = [f"the training data: {w}; identify the whole run (record it again)" for w in warnings
+                if w.startswith(PARTIAL_EXCITATION)]
+    problems += [f"the training data: part of the recording is not in them ({w}); identify the whole run (copy the "
+                 "bag again from where it was recorded)" for w in warnings if any(p in w for p in DATA_LOST)]
+    text = (f"the data determine the model poorly: the regressor's condition number is {condition_number:.0f} (an "
+            "optimised excitation of 20-60 s gives 10-300); the model may fit these data and predict other motions "
+            "badly. Record a longer or richer excitation (rdi excite plan)")
+    if condition_number_p2 is not None and condition_number_p2 <= CONDITION_WARN < condition_number:
+        extended = sorted({t for t in friction_terms if t != "p2"})
+        text = (f"the data determine the extended friction terms chosen ({', '.join(extended)}) poorly: with them the "
+                f"regressor's condition number is {condition_number:.0f}, with the rigid body and P2 friction alone "
+                f"{condition_number_p2:.0f} (well determined: the motion is not too short). Their parameters trade "
+                "off against each other (the fitted friction curve less so); if the model predicts other motions "
+                "badly, fix the friction model (--friction-model p2, or a simpler family per joint), or record an "
+                "excitation that spans more speeds and loads")
+    still = 0.0 if qd_rad_s is None else float(np.mean(np.all(np.abs(np.asarray(qd_rad_s)) < 0.02, axis=1)))
+    notes = [] if still <= STANDSTILL_NOTE_FRACTION else [
+        f"the arm stands still in {100 * still:.0f} % of the training data (stops, as in a point-to-point run or a "
+        "lab's program): identification learns from motion, and rests hold torques that depend on the motion "
+        "before them. Identify from an optimised excitation (rdi excite plan --kind fourier) and validate on runs "
+        "like this one (were the training and validation files swapped?)"]
+    if condition_number > CONDITION_DOUBTFUL:
+        return notes, [*problems, text]
+    return ([text] if condition_number > CONDITION_WARN else []) + notes, problems
