@@ -120,7 +120,7 @@ def _condition_number(robot, trajectory) -> float:
 
 
 def _condition_verdict(cond: float) -> int:
-    """Judge the base regressor's condition number as ``rdi identify`` will judge the recording (data_checks):
+    """Judge the base regressor's condition number as ``rdi identify`` will judge the recording (excitation_checks):
     a warning above CONDITION_WARN, exit 3 above CONDITION_DOUBTFUL. Returns the exit code."""
     from ..identification.excitation_checks import CONDITION_DOUBTFUL, CONDITION_WARN
 

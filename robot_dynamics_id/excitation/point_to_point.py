@@ -59,8 +59,8 @@ class PointToPointSettings:
 
 def point_to_point_trajectory(robot: RobotModel, settings: PointToPointSettings | None = None, *,
                               rate_hz: float = 500.0, limits: ExcitationLimits | None = None) -> JointTrajectory:
-    """Waypoints, moves and holds within ``settings.duration_s`` (module doc: it ends once the next waypoint's move,
-    hold and return would not fit); starts and ends at rest at the centre.
+    """Waypoints, moves and holds within ``settings.duration_s`` (module doc; no waypoint is added whose move, hold
+    and return would end after it); starts and ends at rest at the centre.
 
     Raises ValueError when no admissible waypoint is found in ``max_attempts`` draws (the box or
     the centre pose leaves the limits or the keep-out: choose another centre or a smaller range), or when

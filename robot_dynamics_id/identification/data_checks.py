@@ -139,10 +139,11 @@ class TorqueScale:
     #: residual with the model's gravity direction / with the data's (:func:`gravity_fit`; NaN: not seen)
     gravity_residual_ratio: float = float("nan")
     #: another built-in UR whose nominal model the torques fit (within :data:`SCALE_CLOSE`) when this robot's does
-    #: not; None otherwise, or when the check was overridden (--skip-robot-check)
+    #: not, or whose kinematics the recorded TCP pose fits (not a twin's); None otherwise, or when the check was
+    #: overridden (--skip-robot-check)
     fits_other_robot: str | None = None
-    #: why a result from these torques is doubtful though not refused (another UR fits them, or they are below
-    #: what this robot holds even without a payload); None when plausible or overridden (--skip-robot-check)
+    #: why a result from these torques is doubtful though not refused (another UR fits them or the TCP pose, or they
+    #: are below what this robot holds even without a payload); None when plausible or overridden
     doubtful_reason: str | None = None
 
     @property
@@ -338,17 +339,19 @@ def check_torque_fits_robot(robot: RobotModel, q_rad, qd_rad_s, qdd_rad_s2, torq
                             drive_gains_nm_per_a=None, robot_label: str | None = None,
                             robot_fix: str = "pass --robot {robot}",
                             skip_robot_check: bool = False, gravity_fix: str = "--gravity",
-                            pose_fits: str | None = None) -> tuple[list[str], TorqueScale]:
+                            tcp_pose: dict | None = None) -> tuple[list[str], TorqueScale]:
     """Rating and scale checks of a (preprocessed) torque signal against ``robot`` (module doc).
 
     ``source``: the torque source used ('current', 'effort', 'target_moment'); ``robot_label``: how the robot
     was named to the user (e.g. "--robot ur3", "the model's robot ur10e"); ``robot_fix``: what to do when the
-    data fit another robot ({robot} is replaced by its name); ``pose_fits``: the built-in UR whose kinematics the
-    recorded TCP pose fits instead of ``robot``'s (kinematic_check), named before any robot the torque scale
-    suggests: the scale depends on the drive gains too, the kinematics do not. Returns (warnings, scale);
+    data fit another robot ({robot} is replaced by its name); ``tcp_pose``: the TCP-pose check's summary
+    (kinematic_check): a built-in UR, not a twin, whose kinematics the pose fits instead of ``robot``'s is named
+    instead of any robot the torque scale suggests (the scale depends on the drive gains too, the kinematics do
+    not). Returns (warnings, scale);
     raises DataCheckError when the data cannot be this robot's joint torque.
     """
     label = robot_label or f"--robot {robot.name}"
+    pose_fits = tcp_pose["fits_other_robot"] if (tcp_pose or {}).get("wrong_arm") else None  # a twin: torques decide
     tau = np.atleast_2d(np.asarray(torque_nm, float))
     warnings: list[str] = []
     errors: list[str] = []
@@ -454,12 +457,14 @@ def _causes(result: TorqueScale, others: dict[str, float], tau, source: str, gai
         return (f"The effort looks like motor current in A (implied gain ~{1 / scale:.3g} Nm/A): for the official UR "
                 "driver pass --ur-driver-topics and --drive-gains; for another recorder's /joint_states whose "
                 "effort is current, --joint-states-effort current and --drive-gains")
-    if pose_fits:
+    if pose_fits:  # the robots the torques fit, and the gains this robot's model implies, are beside the point
         theirs = others.get(pose_fits, float("nan"))
-        gains_too = "" if _fits(theirs) or not np.isfinite(theirs) else (
-            f" (the torques are {theirs:.2f}x its nominal model's too: then check the drive gains)")
-        # the robots the torques fit, a payload, the gains this robot's model implies: all beside the point
-        return f"The recorded TCP pose fits {pose_fits}'s kinematics: {robot_fix.format(robot=pose_fits)}{gains_too}."
+        text = f"The recorded TCP pose fits {pose_fits}'s kinematics: {robot_fix.format(robot=pose_fits)}"
+        if np.isfinite(theirs) and not _fits(theirs):
+            text += f". The torques are {theirs:.2f}x its nominal model's gravity torque too"
+            text += ": a payload at the flange, or drive gains that are off" if theirs > SCALE_OK[1] else (
+                ": drive gains that are off" if source == "current" else "")
+        return text + "."
     parts = []
     fitting = [name for name, s in others.items() if SCALE_CLOSE[0] <= s <= SCALE_CLOSE[1]]
     if fitting:
@@ -530,9 +535,9 @@ def link_mass_notes(link_mass_kg, robot: RobotModel) -> list[str]:
 
 
 def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
-    """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, or the
-    torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits them, or they are below what this
-    robot holds without a payload; data_checks)."""
+    """Doubtful-result problems from the data checks: the data's gravity direction far from the model's, a TCP pose
+    of another UR (not a twin), or the torque scale's ``doubtful_reason`` (another built-in UR's nominal model fits
+    them, or they are below what this robot holds without a payload; data_checks)."""
     problems = []
     if checks["mount_differs"]:
         assumed = ", ".join(f"{v:g}" for v in robot.gravity_m_s2)
@@ -541,6 +546,7 @@ def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
     pose, reason = checks.get("tcp_pose") or {}, checks.get("doubtful_reason")
     if pose.get("wrong_arm"):
         problems.append(f"{what}: the recorded TCP pose is {pose['fits_other_robot']}'s (see the warning)")
+        reason = None if (reason or "").startswith("the recorded TCP pose") else reason  # said just now
     if reason:
         problems.append(f"{what}: {reason} (see the warning); --skip-robot-check if the arm really differs, e.g. "
                         "carries a payload")

@@ -66,7 +66,11 @@ def excitation_checks(condition_number: float, warnings=(), *, condition_number_
                 "off against each other (the fitted friction curve less so); if the model predicts other motions "
                 "badly, fix the friction model (--friction-model p2, or a simpler family per joint), or record an "
                 "excitation that spans more speeds and loads")
-    still = 0.0 if qd_rad_s is None else float(np.mean(np.all(np.abs(np.asarray(qd_rad_s)) < 0.02, axis=1)))
+    # between the first and the last motion: rest before and after a run (a recorder started early) is no stop
+    still, qd = 0.0, None if qd_rad_s is None else np.abs(np.asarray(qd_rad_s, float))
+    moving = np.array([], int) if qd is None else np.flatnonzero(np.any(qd >= 0.02, axis=1))
+    if moving.size > 1:
+        still = float(np.mean(np.all(qd[moving[0]: moving[-1] + 1] < 0.02, axis=1)))
     notes = [] if still <= STANDSTILL_NOTE_FRACTION else [
         f"the arm stands still in {100 * still:.0f} % of the training data (stops, as in a point-to-point run or a "
         "lab's program): identification learns from motion, and rests hold torques that depend on the motion "

@@ -215,7 +215,7 @@ def _checked_signal(recording, robot: RobotModel, signal: TorqueSignal, cutoff_h
                                               source=signal.source, drive_gains_nm_per_a=signal.drive_gains_nm_per_a,
                                               robot_label=label, robot_fix=robot_fix,
                                               skip_robot_check=skip_robot_check,
-                                              pose_fits=(pose or {}).get("fits_other_robot"))
+                                              tcp_pose=pose)
     summary = {"torque_scale_vs_nominal": scale.scale if np.isfinite(scale.scale) else None,
                "checked_joints": np.flatnonzero(scale.checked).tolist(),
                "gravity_coefficient": [None if not np.isfinite(v) else float(v) for v in scale.gravity_coefficient],

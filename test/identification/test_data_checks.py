@@ -79,6 +79,22 @@ def test_a_moderate_mismatch_is_a_warning_and_skip_turns_errors_into_warnings(ur
     assert any("beyond ur3's rated" in w for w in warnings)
 
 
+def test_a_tcp_pose_of_another_arm_is_named_in_the_refusal_but_a_twins_leaves_the_torques_to_decide(ur3):
+    """Torques 2x the nominal (a payload) with a TCP pose check that found the UR3e twin: a warning naming the
+    payload, as without the pose (a twin's kinematics do not make the result doubtful); a pose of another arm (a
+    UR10's) is named, and makes the result doubtful."""
+    data = _prepared(ur3, ur3.effort_nm * 2.0)
+    twin = {"checked": True, "fits_other_robot": "ur3e", "wrong_arm": False}
+    warnings, scale = check_torque_fits_robot(load_robot("ur3"), *data, source="effort", tcp_pose=twin)
+    assert scale.doubtful_reason is None and any("payload at the flange" in w for w in warnings), warnings
+    assert not any("TCP pose" in w for w in warnings)
+    other = {"checked": True, "fits_other_robot": "ur10", "wrong_arm": True}
+    warnings, scale = check_torque_fits_robot(load_robot("ur3"), *data, source="effort", tcp_pose=other)
+    assert scale.fits_other_robot == "ur10" and "TCP pose fits ur10's" in scale.doubtful_reason
+    text = next(w for w in warnings if "do not fit" in w)
+    assert "The recorded TCP pose fits ur10's kinematics: pass --robot ur10" in text and "drive gains" not in text
+
+
 def test_one_joints_gain_off_is_named_with_the_gain_the_model_implies(ur3):
     gains = UR3_GAINS.copy()
     gains[2] *= 2.0  # the elbow's gain typed twice too large

@@ -72,3 +72,6 @@ def test_training_data_with_many_stops_get_a_note():
     assert "rdi excite plan --kind fourier" in warnings[0] and "swapped" in warnings[0]
     fourier = planned_fourier_excitation(rm, duration_s=20.0, seed=2, rate_hz=100.0)
     assert excitation_checks(50.0, (), qd_rad_s=fourier.velocity_rad_s) == ([], [])
+    # rest before and after the run (a recorder started early, stopped late) is not a stop: 10 s each side of 20 s
+    idle = np.zeros((1000, 6))
+    assert excitation_checks(50.0, (), qd_rad_s=np.vstack([idle, fourier.velocity_rad_s, idle])) == ([], [])

@@ -70,7 +70,7 @@ def test_the_choice_finds_the_true_family_and_beats_the_p2_model(real):
     assert all("presliding" in t for t in chosen.model.friction.terms), chosen.model.friction.terms
     assert all("load" in t for t in chosen.model.friction.terms[1:3]), chosen.model.friction.terms
     p2 = identify(train, "ur3", IdentificationOptions(friction_model="p2"))
-    # the condition number without the extended terms is the P2 model's own (data_checks.excitation_checks)
+    # the condition number without the extended terms is the P2 model's own (excitation_checks.excitation_checks)
     assert chosen.condition_number_p2 == pytest.approx(p2.condition_number, rel=1e-9)
     assert p2.condition_number_p2 == p2.condition_number < chosen.condition_number
     rms_auto = np.asarray(validate(chosen.model, check, "ur3", cutoff_hz=chosen.data.cutoff_hz)["rms_nm"])
