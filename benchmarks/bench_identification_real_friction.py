@@ -49,8 +49,15 @@ a gear's or a cable's position-dependent torque, added to every run's motor curr
 servo takes it up, so the motion is the same and the current carries it). The plant's friction is the package's
 own model family; this is the check that the identifier's advantage does not come from that alone.
 
+``--friction measured``: the plant's joints follow sim/measured_friction.py instead — a UR5e controller's own
+friction calibration (a concave curve per direction, no Coulomb + viscous form), load dependence in |tau_l| and
+tau_l^2 with the gear's power-flow asymmetry, two presliding elements: a law none of the identifier's families
+holds, so no parameter can be checked against a truth; the steady curve is (against the law's, both directions
+averaged, no load), and UR's model (target_current) then knows this arm's calibrated curve (no load term).
+
 Medians over the seeds; the acceptance (issue 15): ours <= 0.7 x OLS on every joint of both
-validation runs, identified friction parameters within 10 % of the truth where excited.
+validation runs, identified friction parameters within 10 % of the truth where excited (``real`` only). Also
+printed: ours against UR's model (issue 15's bar on real arms: below it on every joint).
 
     .venv/bin/python benchmarks/bench_identification_real_friction.py [--seeds 1001,1002,1003] [--robot ur3]
 """
@@ -82,6 +89,7 @@ from robot_dynamics_id.identification.pipeline import IdentificationOptions, ide
 from robot_dynamics_id.robots.model import load_robot  # noqa: E402
 from robot_dynamics_id.sim.excitation_presets import paper_prbs_excitation, planned_fourier_excitation  # noqa: E402
 from robot_dynamics_id.sim.experiment import run_experiment  # noqa: E402
+from robot_dynamics_id.sim.measured_friction import measured_friction  # noqa: E402
 from robot_dynamics_id.sim.truth import make_truth  # noqa: E402
 
 MOVING_RAD_S = 0.02
@@ -204,19 +212,29 @@ def friction_table(result, truth, max_speed: np.ndarray) -> tuple[list[str], lis
     return lines, checks
 
 
-def simulate(robot: str, seed: int, *, train_s: float, validation_s: float, cache: str | None) -> dict:
+def plant_truth(robot: str, seed: int, friction: str):
+    """The truth of a seed: friction ``real`` (the package's families), or ``measured`` (the rigid body of the same
+    seed; the joints follow sim/measured_friction.py, so the truth's own friction is unused)."""
+    return make_truth(robot, seed, friction="real" if friction == "real" else "p2")
+
+
+def simulate(robot: str, seed: int, *, train_s: float, validation_s: float, cache: str | None,
+             friction: str = "real") -> dict:
     """The three runs of one truth seed (recordings), from ``cache`` (a folder) when it holds them."""
-    path = None if cache is None else Path(cache) / f"{robot}_{seed}_{train_s:g}_{validation_s:g}.pkl"
+    tag = "" if friction == "real" else f"_{friction}"
+    path = None if cache is None else Path(cache) / f"{robot}_{seed}_{train_s:g}_{validation_s:g}{tag}.pkl"
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
     rm = load_robot(robot)
-    truth = make_truth(robot, seed, friction="real")
+    truth = plant_truth(robot, seed, friction)
     trajectories = {
         "train": planned_fourier_excitation(rm, duration_s=train_s, seed=seed),
         "prbs": paper_prbs_excitation(rm, duration_s=validation_s, seed=seed),
         "ptp": point_to_point_trajectory(rm, PointToPointSettings(duration_s=validation_s, seed=seed)),
     }
-    runs = {name: run_experiment(traj, robot=robot, truth=truth, noise_seed=seed + k).recording
+    runs = {name: run_experiment(traj, robot=robot, truth=truth, noise_seed=seed + k,
+                                 joint_friction=measured_friction(robot, seed) if friction == "measured" else None
+                                 ).recording
             for k, (name, traj) in enumerate(trajectories.items())}
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -231,17 +249,32 @@ def with_ripple(runs: dict, ripple_nm: np.ndarray, gains: np.ndarray, seed: int)
             for name, rec in runs.items()}
 
 
+def measured_curve_lines(result, law, max_speed: np.ndarray) -> list[str]:
+    """Per joint the identified steady friction curve against the law's (both directions averaged, no load) over
+    the training run's speeds: relative RMS error and the largest gap."""
+    lines = []
+    for j in range(law.n_joints):
+        speeds = np.linspace(MOVING_RAD_S, max(max_speed[j], 2 * MOVING_RAD_S), 50)
+        true = 0.5 * (law.steady_curve(speeds, j) + law.steady_curve(speeds, j, direction=-1))
+        est = steady_friction_curve(result.model.friction, speeds)[:, j]
+        rel = 100 * np.sqrt(np.mean((est - true) ** 2) / np.mean(true**2))
+        lines.append(f"  j{j} {result.model.friction.terms[j]:<24} steady curve vs the law's: {rel:4.1f} % rms, "
+                     f"largest gap {np.max(np.abs(est - true)):.2f} Nm (law {true[0]:.2f}-{true[-1]:.2f} Nm over "
+                     f"{speeds[0]:.2f}-{speeds[-1]:.2f} rad/s)")
+    return lines
+
+
 def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rates: list[str],
-             cache: str | None = None, ripple_nm: np.ndarray | None = None) -> dict:
+             cache: str | None = None, ripple_nm: np.ndarray | None = None, friction: str = "real") -> dict:
     rm = load_robot(robot)
-    truth = make_truth(robot, seed, friction="real")
+    truth = plant_truth(robot, seed, friction)
     gains = truth.drive_gains_nm_per_a
     t0 = time.perf_counter()
-    runs = simulate(robot, seed, train_s=train_s, validation_s=validation_s, cache=cache)
+    runs = simulate(robot, seed, train_s=train_s, validation_s=validation_s, cache=cache, friction=friction)
     if ripple_nm is not None:
         runs = with_ripple(runs, ripple_nm, gains, seed)
         print(f"unmodelled ripple added to the currents: {ripple_nm.tolist()} Nm x sin(2 q + phase)")
-    print(f"\n=== {robot}, truth seed {seed} (friction 'real'): simulated in {time.perf_counter() - t0:.0f} s ===")
+    print(f"\n=== {robot}, truth seed {seed} (friction '{friction}'): simulated in {time.perf_counter() - t0:.0f} s ===")
     out = {}
     for rate in rates:
         factor = int(round(500 / int(rate.rstrip("j"))))
@@ -302,7 +335,12 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
                 s = scored_signals(subsample(runs[name], factor), gains)
                 ours = moving_rre(predict_torque(result.model, s["q"], s["qd"], s["qdd"], robot=rm), s)
                 print(f"   {name:>4}  ours, scored on even samples " + "  ".join(f"{v:5.2f}" for v in ours))
-        lines, checks = friction_table(result, truth, np.abs(signals["train"]["qd"]).max(axis=0))
+        max_speed = np.abs(signals["train"]["qd"]).max(axis=0)
+        if friction == "measured":
+            print("\n".join(measured_curve_lines(result, measured_friction(robot, seed), max_speed)))
+            out[(rate, "friction")] = []
+            continue
+        lines, checks = friction_table(result, truth, max_speed)
         print("   friction identified/truth (* excited: rel. std < 3.3 %), per joint: "
               + ", ".join(FRICTION_PARAMETERS))
         print("\n".join(lines))
@@ -322,6 +360,9 @@ def main() -> int:
                         help="keep the simulated runs in DIR and reuse them (the simulation is most of the time)")
     parser.add_argument("--ripple-nm", default=None, metavar="R0,...,R5",
                         help="add a torque neither model has: R_j sin(2 q_j + phase) Nm to every run (module doc)")
+    parser.add_argument("--friction", choices=("real", "measured"), default="real",
+                        help="the plant's joint friction: real (the package's families, sim/truth.py) or measured "
+                             "(a UR controller's calibration, sim/measured_friction.py; module doc)")
     args = parser.parse_args()
     from _machine import report_load  # benchmarks/_machine.py
 
@@ -336,7 +377,7 @@ def main() -> int:
         parser.error(f"--rates: {', '.join(bad)} is not a divisor of 500 Hz (optionally with a trailing j)")
     started = time.perf_counter()
     results = [run_seed(args.robot, seed, train_s=args.train, validation_s=args.validation, rates=rates,
-                        cache=args.cache, ripple_nm=ripple) for seed in seeds]
+                        cache=args.cache, ripple_nm=ripple, friction=args.friction) for seed in seeds]
     print(f"\n=== medians over truth seeds {seeds} ({time.perf_counter() - started:.0f} s in all) ===")
     passed = True
     for rate in rates:
@@ -348,7 +389,12 @@ def main() -> int:
             in_tool = np.median([r[(rate, name)]["in_tool"] for r in results], axis=0)
             ok = bool(np.all(ratio <= RATIO_BAR))
             passed &= ok
+            to_ur = np.median([r[(rate, name)]["ours"] / r[(rate, name)]["ur"] for r in results], axis=0)
+            worst_ur = np.max([r[(rate, name)]["ours"] / r[(rate, name)]["ur"] for r in results], axis=0)
             print(f"{rate:>5} Hz {name:>4}: RRE % OLS {np.round(ols, 2).tolist()}, ours {np.round(ours, 2).tolist()}")
+            print(f"             ours/UR's model median {np.round(to_ur, 2).tolist()}, worst seed "
+                  f"{np.round(worst_ur, 2).tolist()} ({'below' if np.all(worst_ur < 1) else 'NOT below'} it on "
+                  "every joint and seed; not part of the acceptance here: the simulated UR model is a guess)")
             print(f"             ours/OLS median {np.round(ratio, 2).tolist()}, worst seed {np.round(worst, 2).tolist()}"
                   f" (bar {RATIO_BAR}: {'PASS' if ok else 'FAIL'}); in the tool (--compare-baseline) "
                   f"{np.round(in_tool, 2).tolist()}")
@@ -357,6 +403,8 @@ def main() -> int:
                 print(f"             ours {label}: median {np.round(np.median(values, axis=0), 2).tolist()}, worst "
                       f"seed {np.round(np.max(values, axis=0), 2).tolist()}")
         checks = [c for r in results for c in r[(rate, "friction")]]
+        if args.friction == "measured":
+            continue  # no parameter to check: the law is not in the identifier's families
         excited = [within for ex, within, _, _ in checks if ex]
         ok = bool(excited) and all(excited)
         passed &= ok

@@ -25,6 +25,7 @@ is not an earlier trajectory file (a bag, a model).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import numpy as np
@@ -302,6 +303,11 @@ def _pose(args: argparse.Namespace, robot, default) -> tuple[float, ...]:
         raise ValueError(f"--pose {args.pose!r}: give {robot.n_joints} comma-separated joint angles in rad") from None
 
 
+#: PointToPointSettings' names in the library's messages -> the options of ``plan`` that set them
+_POINT_TO_POINT_OPTIONS = (("duration_s", "--duration"), ("range_rad", "--position-range"),
+                           ("centre_rad", "--pose"))
+
+
 def _plan_point_to_point(args: argparse.Namespace, robot, rate: float, table) -> int:
     """A validation run (module doc): the condition number is printed for information, never judged."""
     from ..excitation.checker import ExcitationLimits, check_trajectory
@@ -317,7 +323,13 @@ def _plan_point_to_point(args: argparse.Namespace, robot, rate: float, table) ->
         duration_s=40.0 if args.duration is None else args.duration,
         centre_rad=_pose(args, robot, DEFAULT_CENTRE_RAD[:robot.n_joints]), range_rad=args.position_range,
         velocity_fraction=args.velocity_scale, acceleration_fraction=args.acceleration_scale, seed=args.seed)
-    trajectory = point_to_point_trajectory(robot, settings, rate_hz=rate, limits=limits)
+    try:
+        trajectory = point_to_point_trajectory(robot, settings, rate_hz=rate, limits=limits)
+    except ValueError as exc:  # the library names its settings; say the options that set them
+        text = str(exc)
+        for setting, option in _POINT_TO_POINT_OPTIONS:
+            text = re.sub(rf"\b{setting}\b", option, text)
+        raise ValueError(text) from None
     trajectory.limits = limits.to_dict()
     report = check_trajectory(trajectory, robot, limits)
     cond = _condition_number(robot, trajectory)

@@ -60,10 +60,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="excitation length for prbs/fourier, s (default 60); a file fixes its own")
     parser.add_argument("--seed", type=int, default=0, help="seed of a generated excitation (default 0)")
-    parser.add_argument("--friction", choices=("p2", "real"), default="p2",
-                        help="the plant's joint friction: p2 (seeds.md P2 eq. 11 + offset; default) or real "
+    parser.add_argument("--friction", choices=("p2", "real", "measured"), default="p2",
+                        help="the plant's joint friction: p2 (seeds.md P2 eq. 11 + offset; default), real "
                              "(+ load-dependent Coulomb, concave viscous law, presliding: what real UR joints show; "
-                             "sim/truth.py)")
+                             "sim/truth.py), or measured (a UR5e controller's own joint friction calibration, "
+                             "load-dependent, two presliding elements: a law outside the identifier's model "
+                             "families, sim/measured_friction.py; TRUTH.yaml then has no friction and names the law "
+                             "in provenance.joint_friction)")
     parser.add_argument("--noise-seed", type=int, default=0,
                         help="seed of the measurement noise (the known-payload run uses seed + 1; default 0)")
     parser.add_argument("--out", required=True, metavar="BAG", help="bag directory to create (must not exist)")
@@ -213,7 +216,17 @@ def run(args: argparse.Namespace) -> int:
     trajectory = _excitation(args, robot, source, say)
     name = robot.description.name
     truth_seed = None if args.truth_seed < 0 else args.truth_seed
-    truth = resolve_truth(name, None, truth_seed, friction=args.friction)
+    measured = args.friction == "measured"
+    truth = resolve_truth(name, None, truth_seed, friction="p2" if measured else args.friction)
+    if measured:
+        # the plant's joints follow the law (each run its own, it holds a presliding state); the truth file says so
+        from ..dynamics.friction import FrictionParameters
+        from ..sim.measured_friction import measured_friction
+
+        law = measured_friction(name, truth_seed)
+        truth = replace(truth, friction=FrictionParameters.zeros(truth.n_joints),
+                        provenance={**(truth.provenance or {}), "friction": "measured",
+                                    "joint_friction": law.summary()})
 
     runs = [("run", args.out, args.csv, args.payload_kg, args.payload_com, args.noise_seed, {})]
     if args.known_payload_kg is not None:
@@ -235,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
             result = run_experiment(trajectory, robot=name, truth=truth, noise_seed=noise_seed, rate_hz=args.rate,
                                     payload_kg=payload_kg, payload_com_m=payload_com,
                                     configured_drive_gains_nm_per_a=args.drive_gains,
+                                    joint_friction=measured_friction(name, truth_seed) if measured else None,
                                     on_progress=None if args.quiet else (lambda t_s, f, bar=bar: bar(f, "simulate")))
         if truth_seed is not None:
             result = replace(result, truth_seed=truth_seed)

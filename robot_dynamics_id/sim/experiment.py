@@ -313,6 +313,7 @@ def run_experiment(
     noise: bool = True,
     on_progress: Callable[[float, float], None] | None = None,
     progress_period_s: float = 1.0,
+    joint_friction=None,
 ) -> ExperimentResult:
     """Play ``trajectory`` on a simulated arm as fast as possible and record every cycle.
 
@@ -331,6 +332,8 @@ def run_experiment(
         noise: measurement noise and encoder quantisation on/off.
         on_progress: called with (robot time s, fraction of the trajectory) every ``progress_period_s``
             of robot time.
+        joint_friction: a friction law for the plant instead of the truth's (sim/plant.py ``joint_friction``;
+            e.g. sim/measured_friction.measured_friction). Stateful: give each run its own.
 
     Raises:
         ValueError: bad arguments, or the trajectory fails the check (named limit and time).
@@ -373,7 +376,7 @@ def run_experiment(
 
     plant = SimulatedUR(robot=name, truth=truth_model, noise_seed=int(noise_seed), rate_hz=float(rate_hz),
                         initial_q_rad=trajectory.start_position_rad, payload_kg=float(payload_kg),
-                        payload_com_m=com, noise=noise)
+                        payload_com_m=com, noise=noise, joint_friction=joint_friction)
     batched = _precomputed(trajectory, ramp_s, plant.state().timestamp_s, plant.period_s)
     streamer = TrajectoryStreamer(trajectory=batched, ramp_s=ramp_s,  # type: ignore[arg-type]
                                   position_gain_per_s=position_gain_per_s)

@@ -13,8 +13,9 @@ What is simulated, and how
 * **Joint friction** — the package's model, seeds.md P2 eq. (11) + offset and, when the
   truth has them, load-dependent Coulomb, odd polynomial viscous and Dahl presliding terms
   (dynamics/friction.py; sim/joint_friction.py), applied each physics substep opposing the
-  motion. The load-dependent term sees the links' true rigid-body torque at the substep's
-  start (RNEA of the true links without rotor inertia, with the payload, at the previous
+  motion (``joint_friction``: another law instead, e.g. sim/measured_friction.py, friction from a
+  UR controller's joint calibration that the identifier's families cannot represent exactly).
+  The load-dependent term sees the links' true rigid-body torque at the substep's start (RNEA of the true links without rotor inertia, with the payload, at the previous
   substep's acceleration); the presliding state advances with each substep's position
   increment. Its slope near zero
   velocity is huge (sgn is smoothed over only 1e-3 rad/s), which an explicit step
@@ -87,6 +88,7 @@ from ..robot_state import RobotMode, RobotState, SafetyMode
 from ..robots.description import ROBOT_NAMES, RobotDescription
 from ..robots.model import RobotModel, load_robot
 from .joint_friction import JointFriction
+from .measured_friction import MeasuredJointFriction
 from .mjcf import PHYSICS_TIMESTEP_S, _end_effector_inertial, build_mjcf
 from .plant_readout import PlantReadout
 from .plant_settings import SensorNoise, ServoGains
@@ -96,14 +98,19 @@ from .truth import controller_friction, controller_model, make_truth, nominal_tr
 __all__ = ["SensorNoise", "ServoGains", "SimulatedUR"]
 
 
-def _controller_friction(nominal_model: DynamicModel, truth: DynamicModel, robot_name: str) -> JointFriction | None:
+def _controller_friction(nominal_model: DynamicModel, truth: DynamicModel, robot_name: str,
+                         law: JointFriction | MeasuredJointFriction | None = None
+                         ) -> JointFriction | MeasuredJointFriction | None:
     """The simulated controller's friction model (target_current): the P2 part of the nominal model's own friction
-    when it has one (an identified model passed as ``nominal_model``); else, for a built-in arm, the arm type's
-    typical joint of the truth's kind (sim/truth.controller_friction: a manufacturer knows its joints, not this
-    arm's); else (a custom arm) none."""
+    when it has one (an identified model passed as ``nominal_model``); else, with a calibrated-curve law
+    (``joint_friction``), what the arm's calibration measured (MeasuredJointFriction.controller_view); else, for a
+    built-in arm, the arm type's typical joint of the truth's kind (sim/truth.controller_friction: a manufacturer
+    knows its joints, not this arm's); else (a custom arm) none."""
     own = nominal_model.friction
     if own is not None and np.any(own.linear_vector() != 0):
         return JointFriction(p2_part(own))
+    if isinstance(law, MeasuredJointFriction):
+        return law.controller_view()
     if robot_name.strip().lower() not in ROBOT_NAMES:
         return None
     kind = "p2" if truth.friction is None or truth.friction.is_p2 else "real"
@@ -120,7 +127,9 @@ class SimulatedUR(PlantReadout):
     ``payload_kg``/``payload_com_m`` (tool0 frame) are part of the plant *and* known to the
     controller (UR's "set payload"), as is the scene's tool mass. ``nominal_model`` replaces
     the controller's own model (default :func:`~robot_dynamics_id.sim.truth.controller_model`;
-    its friction, if any, becomes target_current's).
+    its friction, if any, becomes target_current's). ``joint_friction`` replaces the truth's friction by another
+    law with :class:`~robot_dynamics_id.sim.joint_friction.JointFriction`'s interface (e.g.
+    :func:`~robot_dynamics_id.sim.measured_friction.measured_friction`); the truth's friction is then unused.
     """
 
     def __init__(
@@ -143,6 +152,7 @@ class SimulatedUR(PlantReadout):
         protective_force_limit_n: float | None = None,
         nominal_model: DynamicModel | None = None,
         external_loads=(),
+        joint_friction: JointFriction | MeasuredJointFriction | None = None,
     ) -> None:
         self.robot_model: RobotModel = load_robot(robot)
         description = self.robot_model.description
@@ -161,7 +171,9 @@ class SimulatedUR(PlantReadout):
                 f"pass robot={truth.robot!r} or a truth made for {robot_name!r}"
             )
         self.truth: DynamicModel = truth
-        self._friction = JointFriction(truth.friction)
+        # The joints' friction: the truth's (the package's own model family) unless a law is given
+        # (sim/measured_friction.py: one the identifier cannot represent exactly).
+        self._friction = joint_friction if joint_friction is not None else JointFriction(truth.friction)
         self.n_joints: int = self.robot_model.n_joints
         n = self.n_joints
 
@@ -227,7 +239,7 @@ class SimulatedUR(PlantReadout):
         self._nominal = nominal
         self._nominal_data = nominal.createData()
         # The controller's own friction model, for target_current only (feed-forward leaves friction to the PD).
-        self._controller_friction = _controller_friction(nominal_model, truth, robot_name)
+        self._controller_friction = _controller_friction(nominal_model, truth, robot_name, joint_friction)
         # The links' true rigid-body model (no rotor inertia) for load-dependent friction.
         self._links = None
         if self._friction.needs_load_torque:

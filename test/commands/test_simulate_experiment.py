@@ -98,6 +98,30 @@ def test_csv_at_a_lower_rate_holds_every_nth_controller_sample(tmp_path, capsys)
     assert DynamicModel.load(tmp_path / "t.yaml").provenance["simulated_runs"][0]["csv_rate_hz"] == 100.0
 
 
+def test_measured_friction_runs_the_calibrated_law_and_the_truth_file_names_it(tmp_path, capsys):
+    """--friction measured: the joints follow sim/measured_friction.py's law of the truth seed (the currents differ
+    from the P2 plant of the same seed's); TRUTH.yaml has the seed's rigid body, no friction, and the law's
+    parameters in provenance.joint_friction."""
+    from robot_dynamics_id.sim.measured_friction import measured_friction
+
+    recordings = {}
+    for kind in ("p2", "measured"):
+        out, truth = tmp_path / f"bag_{kind}", tmp_path / f"truth_{kind}.yaml"
+        assert main(["simulate-experiment", "--robot", "ur5e", "--excitation", "prbs", "--duration", "1.5",
+                     "--truth-seed", "8", "--friction", kind, "--out", str(out), "--truth-out", str(truth),
+                     "--quiet"]) == 0
+        recordings[kind] = read_bag(out)
+    model = DynamicModel.load(tmp_path / "truth_measured.yaml")
+    np.testing.assert_array_equal(model.standard_parameters(), make_truth("ur5e", 8).standard_parameters())
+    assert not np.any(model.friction.linear_vector())
+    assert model.provenance["friction"] == "measured"
+    assert model.provenance["joint_friction"]["positive_nm"] == measured_friction("ur5e", 8).summary()["positive_nm"]
+    p2, measured = recordings["p2"], recordings["measured"]
+    np.testing.assert_allclose(measured.q_rad, p2.q_rad, atol=0.02)  # the same motion (the servo tracks it) ...
+    torque_gap = np.abs((measured.current_a - p2.current_a) * model.drive_gains_nm_per_a).max(axis=0)
+    assert np.all(torque_gap[:3] > 1.0)  # ... with other friction on the big joints
+
+
 @pytest.mark.parametrize("rate, csv_rate", [("125", "25"), ("500", "100.0000001"), ("500", "500")])
 def test_csv_rates_that_divide_the_controller_rate_are_accepted(tmp_path, rate, csv_rate):
     parser = argparse.ArgumentParser()

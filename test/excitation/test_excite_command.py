@@ -71,6 +71,12 @@ def test_plan_point_to_point_is_a_validation_run_with_stops(tmp_path, capsys):
     assert "a fraction of the robot's limits" in capsys.readouterr().err
     assert main(["excite", "plan", "--kind", "prbs", "--out", str(other), "--pose", "0,-1.57,1,-1,1,0"]) == 1
     assert "--pose is for --kind payload or point-to-point" in capsys.readouterr().err
+    # a plan too short for one move names the options to change, not the library's setting names
+    short = tmp_path / "short.yaml"
+    assert main(["excite", "plan", "--kind", "point-to-point", "--duration", "3", "--out", str(short)]) == 1
+    err = capsys.readouterr().err
+    assert "--duration 3 s is too short" in err and "a smaller --position-range" in err
+    assert "duration_s" not in err and "range_rad" not in err and not short.exists()
 
 
 def test_check_refuses_and_names_the_violation(tmp_path, capsys):
