@@ -8,7 +8,9 @@ inlined (it runs every cycle), with the sign switching smoothed over at least th
 configured velocity (ControllerConfig.friction_compensation_velocity_rad_s: compensating
 a friction whose sign flips faster than the loop can resolve risks a limit cycle in contact).
 A presliding state is not fed forward: at standstill the friction holds whatever torque the
-joint is given, so a fed-forward held torque would only push a resting joint.
+joint is given, so a fed-forward held torque would only push a resting joint. Beyond the speeds
+the model was identified over, the speed-dependent part continues along its tangent (the model's
+``speed_range_rad_s``, dynamics/friction.py).
 """
 
 from __future__ import annotations
@@ -39,9 +41,18 @@ class FrictionCompensation:
         self._inv_sign = 1.0 / smoothing
         self._inv_vk = 1.0 / np.maximum(fr.coulomb_velocity_rad_s, smoothing)
         self._same_smoothing = bool(np.all(self._inv_vk == self._inv_sign))
+        #: the identified speed range and the tangent's slope beyond it (None: the law everywhere)
+        self._range = (fr.speed_range_rad_s, fr.extension_slope() * scale) if fr.bounded else None
 
     def torque(self, qd: np.ndarray, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
         """Friction torque (Nm) at joint velocities ``qd``; ``load_torque_nm`` feeds the load-dependent term."""
+        beyond = None
+        if self._range is not None:
+            inside = np.clip(qd, -self._range[0], self._range[0])
+            beyond = qd - inside
+            qd_signs, qd = qd, inside
+        else:
+            qd_signs = qd
         r = qd * self._inv_xs
         r *= r
         r += 1.0
@@ -49,14 +60,16 @@ class FrictionCompensation:
             # the static and Coulomb sign functions coincide (both smoothed over the same speed)
             tau = self._static / r
             tau += self._coulomb
-            tau *= np.tanh(qd * self._inv_sign)
+            tau *= np.tanh(qd_signs * self._inv_sign)
         else:
-            tau = self._static * np.tanh(qd * self._inv_sign) / r
-            tau += self._coulomb * np.tanh(qd * self._inv_vk)
+            tau = self._static * np.tanh(qd_signs * self._inv_sign) / r
+            tau += self._coulomb * np.tanh(qd_signs * self._inv_vk)
         tau += self._viscous * qd
         tau += self._offset
         if self.extended:
             tau += self._quadratic * qd * np.abs(qd)
             if load_torque_nm is not None:
-                tau += self._load * np.abs(load_torque_nm) * np.tanh(qd * self._inv_vk)
+                tau += self._load * np.abs(load_torque_nm) * np.tanh(qd_signs * self._inv_vk)
+        if beyond is not None:
+            tau += self._range[1] * beyond
         return tau

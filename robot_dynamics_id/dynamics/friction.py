@@ -32,6 +32,13 @@ smoothing velocity for the Coulomb term::
   the direction it last moved). :func:`dahl_state` integrates it exactly for
   piecewise-linear motion: ``z_k = sgn_k + (z_{k-1} - sgn_k) exp(-|dq_k| / delta)``.
 
+* Beyond the speeds it was identified over (``speed_range_rad_s`` V, per joint; infinite unless
+  set): the speed-dependent part ``f_s sgn/(1 + (qd/x_s)^2) + k_v qd + k_2 qd|qd|`` continues along
+  its tangent at V, the slope clipped at >= 0. A fitted curve bends where the data say it does and
+  nowhere else: a concave fit (``k_2 < 0``) extended past the fastest speed of its recording turns
+  down and soon pushes the joint (friction that adds energy); friction of real joints keeps rising.
+  The tangent stays dissipative and continuous (value and, while the slope is >= 0, slope at V).
+
 For fixed shape constants (x_s, v_k, delta) and a given ``tau_load`` the model is
 linear in (f_s, f_k, k_v, offset, mu, k_2): :func:`friction_basis` gives those
 columns, :data:`EXTENDED_FRICTION_NAMES` their order. :func:`friction_regressor`
@@ -50,6 +57,7 @@ __all__ = [
     "LINEAR_FRICTION_NAMES",
     "SIGN_SMOOTHING_RAD_S",
     "FrictionParameters",
+    "bounded_speed",
     "check_presliding_distances",
     "dahl_state",
     "friction_basis",
@@ -105,6 +113,8 @@ class FrictionParameters:
 
     ``terms``: per joint, the model family (``"p2"``, ``"p2+load"``, ..., see
     :func:`parse_terms`); derived from the non-zero parameters when not given.
+    ``speed_range_rad_s``: per joint, the largest speed the law was identified over (module doc: beyond
+    it the speed-dependent part continues along its tangent); default infinite (the law as written).
     """
 
     static_nm: np.ndarray
@@ -117,11 +127,12 @@ class FrictionParameters:
     viscous_quadratic_nm_s2_per_rad2: np.ndarray = field(default=None)  # type: ignore[assignment]
     presliding_distance_rad: np.ndarray = field(default=None)  # type: ignore[assignment]
     terms: tuple[str, ...] | None = None
+    speed_range_rad_s: np.ndarray = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         n = np.asarray(self.static_nm).shape[0]
         defaults = {"coulomb_velocity_rad_s": 1.0, "load_coefficient": 0.0, "viscous_quadratic_nm_s2_per_rad2": 0.0,
-                    "presliding_distance_rad": 0.0}
+                    "presliding_distance_rad": 0.0, "speed_range_rad_s": np.inf}
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, _vec(n, value))
@@ -137,6 +148,11 @@ class FrictionParameters:
             raise ValueError("friction velocity constants (stribeck, coulomb) must be > 0 rad/s")
         if np.any(self.presliding_distance_rad < 0):
             raise ValueError("friction presliding_distance_rad must be >= 0 rad (0 = no presliding state)")
+        speed_range = np.asarray(self.speed_range_rad_s, dtype=float)
+        if speed_range.shape != (n,) or np.any(np.isnan(speed_range)) or np.any(speed_range <= 0):
+            raise ValueError(f"friction speed_range_rad_s must be {n} speeds > 0 rad/s (inf: no range), "
+                             f"got {speed_range.tolist()}")
+        object.__setattr__(self, "speed_range_rad_s", speed_range)
         if self.terms is None:
             derived = []
             for j in range(n):
@@ -181,6 +197,20 @@ class FrictionParameters:
         return self.presliding_distance_rad > 0
 
     @property
+    def bounded(self) -> bool:
+        """Has any joint a finite identified speed range (beyond which the law is extended)?"""
+        return bool(np.any(np.isfinite(self.speed_range_rad_s)))
+
+    def extension_slope(self) -> np.ndarray:
+        """Per joint, the slope (Nm s/rad, >= 0) the speed-dependent part continues with beyond
+        ``speed_range_rad_s`` (module doc); 0 where the range is infinite."""
+        v = np.where(np.isfinite(self.speed_range_rad_s), self.speed_range_rad_s, 0.0)
+        r = v / self.stribeck_velocity_rad_s
+        slope = (self.static_nm * (-2.0 * r / self.stribeck_velocity_rad_s) / (1.0 + r * r) ** 2
+                 + self.viscous_nm_s_per_rad + 2.0 * self.viscous_quadratic_nm_s2_per_rad2 * v)
+        return np.where(np.isfinite(self.speed_range_rad_s), np.maximum(slope, 0.0), 0.0)
+
+    @property
     def is_p2(self) -> bool:
         """Only the P2 eq. (11) terms (+ offset)."""
         return all(t == "p2" for t in self.terms) and not np.any(self.extended_vector().reshape(-1, _N_LINEAR)[:, 4:])
@@ -208,13 +238,14 @@ class FrictionParameters:
 
     @classmethod
     def from_extended_vector(cls, values: np.ndarray, *, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
-                             presliding_distance_rad=None, terms=None) -> FrictionParameters:
+                             presliding_distance_rad=None, terms=None, speed_range_rad_s=None) -> FrictionParameters:
         v = np.asarray(values, float).reshape(-1, _N_LINEAR)
         n = v.shape[0]
         return cls(*(v[:, i] for i in range(4)), np.broadcast_to(np.asarray(stribeck_velocity_rad_s, float), (n,)),
                    np.broadcast_to(np.asarray(coulomb_velocity_rad_s, float), (n,)), v[:, 4], v[:, 5],
                    None if presliding_distance_rad is None else np.asarray(presliding_distance_rad, float),
-                   None if terms is None else tuple(terms))
+                   None if terms is None else tuple(terms),
+                   None if speed_range_rad_s is None else np.asarray(speed_range_rad_s, float))
 
     def to_dict(self) -> dict:
         out = {
@@ -231,6 +262,8 @@ class FrictionParameters:
         if not self.is_p2:
             for name in _EXTRA_NAMES + ("presliding_distance_rad",):
                 out[name] = getattr(self, name).tolist()
+        if self.bounded:
+            out["speed_range_rad_s"] = [float(v) if np.isfinite(v) else None for v in self.speed_range_rad_s]
         return out
 
     @classmethod
@@ -247,6 +280,8 @@ class FrictionParameters:
                 np.asarray(data["stribeck_velocity_rad_s"], float),
                 np.asarray(data.get("coulomb_velocity_rad_s", np.ones(n)), float),
                 terms=None if data.get("terms") is None else tuple(data["terms"]),
+                speed_range_rad_s=None if data.get("speed_range_rad_s") is None else
+                np.array([np.inf if v is None else v for v in data["speed_range_rad_s"]], float),
                 **optional,
             )
         except KeyError as exc:
@@ -378,9 +413,23 @@ def friction_torque(params: FrictionParameters, qd_rad_s: np.ndarray, *, load_to
                                      presliding_state=None if presliding_state is None
                                      else np.atleast_2d(np.asarray(presliding_state, float)))
     load = None if load_torque_nm is None else np.atleast_2d(np.asarray(load_torque_nm, float))
-    y = friction_basis(q2, params.stribeck_velocity_rad_s, static, coulomb, load)
+    inside, beyond = bounded_speed(params, q2)
+    y = friction_basis(inside, params.stribeck_velocity_rad_s, static, coulomb, load)
     theta = params.extended_vector().reshape(-1, _N_LINEAR)
-    return np.einsum("...jk,jk->...j", y, theta).reshape(qd.shape)
+    tau = np.einsum("...jk,jk->...j", y, theta)
+    if beyond is not None:
+        tau = tau + params.extension_slope() * beyond
+    return tau.reshape(qd.shape)
+
+
+def bounded_speed(params: FrictionParameters, qd_rad_s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(qd clipped to +-``speed_range_rad_s``, the part beyond it) per joint; (qd, None) when no joint has a
+    finite range. The speed-dependent terms are evaluated at the first, the tangent extension takes the second."""
+    qd = np.asarray(qd_rad_s, float)
+    if not params.bounded:
+        return qd, None
+    inside = np.clip(qd, -params.speed_range_rad_s, params.speed_range_rad_s)
+    return inside, qd - inside
 
 
 def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torque_nm=0.0) -> np.ndarray:
@@ -390,7 +439,9 @@ def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torqu
     v = np.asarray(speed_rad_s, float).reshape(-1, 1) * np.ones(params.n_joints)
     ones = np.ones_like(v)
     load = np.full_like(v, float(load_torque_nm))
-    y = friction_basis(v, params.stribeck_velocity_rad_s, ones, ones, load)
+    inside, beyond = bounded_speed(params, v)
+    y = friction_basis(inside, params.stribeck_velocity_rad_s, ones, ones, load)
     theta = params.extended_vector().reshape(-1, _N_LINEAR).copy()
     theta[:, 3] = 0.0
-    return np.einsum("mjk,jk->mj", y, theta)
+    curve = np.einsum("mjk,jk->mj", y, theta)
+    return curve if beyond is None else curve + params.extension_slope() * beyond

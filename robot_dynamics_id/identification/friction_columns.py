@@ -38,6 +38,7 @@ __all__ = [
     "FrictionDesign",
     "design_columns",
     "dissipativity_rows",
+    "friction_speed_range",
     "friction_torque_preprocessed",
     "joint_columns",
     "standstill_mask",
@@ -59,6 +60,9 @@ class FrictionDesign:
     stribeck_velocity_rad_s: np.ndarray
     coulomb_velocity_rad_s: np.ndarray
     presliding_distance_rad: np.ndarray
+    #: per joint, the speed beyond which the speed-dependent columns continue along their tangent
+    #: (dynamics/friction.py ``speed_range_rad_s``); None: nowhere (what a fit's columns are)
+    speed_range_rad_s: np.ndarray | None = None
 
     @property
     def n_joints(self) -> int:
@@ -118,13 +122,14 @@ class FrictionDesign:
         return FrictionParameters.from_extended_vector(
             ext.ravel(), stribeck_velocity_rad_s=self.stribeck_velocity_rad_s,
             coulomb_velocity_rad_s=self.coulomb_velocity_rad_s, presliding_distance_rad=delta,
-            terms=[self.family(j) for j in range(n)])
+            terms=[self.family(j) for j in range(n)], speed_range_rad_s=self.speed_range_rad_s)
 
     @classmethod
     def of(cls, friction: FrictionParameters) -> FrictionDesign:
-        """The design of an existing friction model (its terms and shape constants)."""
+        """The design of an existing friction model (its terms, shape constants and speed range)."""
         return cls(tuple(parse_terms(t) for t in friction.terms), friction.stribeck_velocity_rad_s.copy(),
-                   friction.coulomb_velocity_rad_s.copy(), friction.presliding_distance_rad.copy())
+                   friction.coulomb_velocity_rad_s.copy(), friction.presliding_distance_rad.copy(),
+                   friction.speed_range_rad_s.copy() if friction.bounded else None)
 
 
 # ------------------------------------------------------------------------------------------- columns
@@ -229,36 +234,50 @@ class ColumnCache:
         return self._signs[key]
 
     def columns(self, j: int, params: list[str], *, stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
-                presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
-        """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`)."""
+                presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None,
+                speed_range_rad_s: float = np.inf) -> np.ndarray:
+        """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`);
+        the speed-dependent ones (Stribeck, viscous, quadratic) of the velocity clipped to ``speed_range_rad_s``
+        (a model's range: :meth:`beyond_range` holds the rest)."""
         if "load_coefficient" in params and load_torque_nm is None:
             raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
         if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
-            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad))
+            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad),
+                   float(speed_range_rad_s))
             if key not in self._static:
                 self._static[key] = self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
-                                                  presliding_distance_rad, None)
+                                                  presliding_distance_rad, None, speed_range_rad_s)
             return self._static[key]
         return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
-                             load_torque_nm)
+                             load_torque_nm, speed_range_rad_s)
+
+    def beyond_range(self, j: int, speed_range_rad_s: float) -> np.ndarray:
+        """Joint j's velocity beyond +-``speed_range_rad_s`` (0 inside), parallel-filtered (N,)."""
+        return self.filtered([(qd[:, j] - np.clip(qd[:, j], -speed_range_rad_s, speed_range_rad_s))[:, None]
+                              for qd in self.qd])[:, 0]
 
     def _columns(self, j: int, params: list[str], stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
-                 presliding_distance_rad: float, load_torque_nm: np.ndarray | None) -> np.ndarray:
+                 presliding_distance_rad: float, load_torque_nm: np.ndarray | None,
+                 speed_range_rad_s: float = np.inf) -> np.ndarray:
         parts = []
         for k, (qd_all, _) in enumerate(zip(self.qd, self.dq)):
             qd = qd_all[:, j]
+            if np.isfinite(speed_range_rad_s):  # the signs below keep the velocity itself
+                qd_speed = np.clip(qd, -speed_range_rad_s, speed_range_rad_s)
+            else:
+                qd_speed = qd
             if presliding_distance_rad > 0:
                 static = coulomb = self.dahl(j, presliding_distance_rad)[k]
             else:
                 signs = self._tanh_signs(j, coulomb_velocity_rad_s)
                 static, coulomb = signs[0][k], signs[1][k]
             values = {
-                "static_nm": lambda: static / (1.0 + (qd / stribeck_velocity_rad_s) ** 2),
+                "static_nm": lambda: static / (1.0 + (qd_speed / stribeck_velocity_rad_s) ** 2),
                 "coulomb_nm": lambda: coulomb,
-                "viscous_nm_s_per_rad": lambda: qd,
+                "viscous_nm_s_per_rad": lambda: qd_speed,
                 "offset_nm": lambda: np.ones_like(qd),
                 "load_coefficient": lambda: np.abs(self._load(k, j, load_torque_nm)) * coulomb,
-                "viscous_quadratic_nm_s2_per_rad2": lambda: qd * np.abs(qd),
+                "viscous_quadratic_nm_s2_per_rad2": lambda: qd_speed * np.abs(qd_speed),
             }
             parts.append(np.column_stack([values[p]() for p in params]))
         return self.filtered(parts)
@@ -270,7 +289,9 @@ class ColumnCache:
                             stribeck_velocity_rad_s=float(design.stribeck_velocity_rad_s[j]),
                             coulomb_velocity_rad_s=float(design.coulomb_velocity_rad_s[j]),
                             presliding_distance_rad=float(design.presliding_distance_rad[j])
-                            if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm)
+                            if design.presliding[j] else 0.0, load_torque_nm=load_torque_nm,
+                            speed_range_rad_s=np.inf if design.speed_range_rad_s is None
+                            else float(design.speed_range_rad_s[j]))
 
 
 def _centred_means(values: np.ndarray, first: int, m: int) -> np.ndarray:
@@ -337,11 +358,23 @@ def friction_torque_preprocessed(friction: FrictionParameters, data: Preprocesse
     """The friction torque (N, n) a model predicts for preprocessed samples, parallel-filtered like the torque."""
     design = FrictionDesign.of(friction)
     ext = friction.extended_vector().reshape(-1, len(EXTENDED_FRICTION_NAMES))
+    slope = friction.extension_slope()
+    cache = ColumnCache(data)
     out = np.empty((data.n_samples, design.n_joints))
     for j in range(design.n_joints):
-        cols = joint_columns(data, design, j, load_torque_nm)
+        cols = joint_columns(cache, design, j, load_torque_nm)
         out[:, j] = cols @ ext[j, [EXTENDED_FRICTION_NAMES.index(p) for p in design.joint_parameters(j)]]
+        if slope[j] > 0:  # beyond the identified speeds: the tangent (dynamics/friction.py)
+            out[:, j] += slope[j] * cache.beyond_range(j, float(friction.speed_range_rad_s[j]))
     return out
+
+
+def friction_speed_range(data: PreprocessedData) -> np.ndarray:
+    """Per joint, the largest speed (rad/s) of the velocity the friction columns are evaluated on: the speeds a
+    friction law fitted to ``data`` was identified over (floored at 1 mrad/s)."""
+    cache = ColumnCache(data)
+    top = np.max([np.abs(qd).max(axis=0) for qd in cache.qd if qd.shape[0]], axis=0)
+    return np.maximum(top, 1e-3)
 
 
 def standstill_mask(data: PreprocessedData, velocity_rad_s: float) -> np.ndarray:

@@ -204,8 +204,8 @@ class FrictionCompensatedModel:
 
 def active_joint_friction(friction: FrictionParameters, active: list[int]) -> FrictionParameters:
     """The friction parameters of the joints ``active`` only (for :class:`FrictionCompensatedModel`)."""
-    return FrictionParameters(*(np.asarray(getattr(friction, f.name), float)[active]
-                                for f in dataclasses.fields(FrictionParameters) if f.name != "terms"),
+    return FrictionParameters(**{f.name: np.asarray(getattr(friction, f.name), float)[active]
+                                 for f in dataclasses.fields(FrictionParameters) if f.name != "terms"},
                               terms=tuple(friction.terms[j] for j in active))
 
 

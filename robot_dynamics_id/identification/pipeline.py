@@ -22,7 +22,8 @@
    from the weighted solution;
 8. the model file (io/model_file.DynamicModel) with base parameters and standard
    deviations, the chosen friction model and the selection's held-out errors, per-joint
-   fit/RRE/RMS.
+   fit/RRE/RMS; the friction records the speeds it was identified over (beyond them it
+   continues along its tangent: dynamics/friction.py).
 
 The input is "recording-like": any object (or dict) with ``time_s``, ``q_rad`` and
 ``effort_nm`` or ``current_a`` arrays, optionally ``qd_rad_s`` — e.g.
@@ -76,6 +77,7 @@ from .friction_fit import (
     friction_torque_preprocessed,
     standstill_mask,
 )
+from .friction_columns import friction_speed_range
 from .friction_uncertainty import friction_uncertainty
 from .metrics import moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
@@ -419,6 +421,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     rotor = full[at: at + n] if options.rotor else np.zeros(n)
     at += n if options.rotor else 0
     friction = fit.design.parameters(full[at:]) if fit is not None else FrictionParameters.zeros(n)
+    if fit is not None:  # identified over these speeds only: beyond them the law continues along its tangent
+        friction = replace(friction, speed_range_rad_s=friction_speed_range(data))
     base_consistent = combination @ full
     # The model's own prediction: a load-dependent term sees the links' torque of the parameters found (the
     # fit's columns hold the previous pass's), so these metrics, predict_preprocessed and validation agree.

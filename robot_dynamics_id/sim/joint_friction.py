@@ -11,6 +11,9 @@ viscous law, Dahl presliding; dynamics/friction.py) together with its slope
 * Load-dependent Coulomb friction ``mu |tau_load| sgn`` needs the torque the joint
   transmits: the caller passes the links' rigid-body torque (no rotor inertia, no
   friction) for the substep.
+* A model with an identified speed range (``speed_range_rad_s``, e.g. an identified model
+  simulated as the truth): beyond it the speed-dependent part continues along its tangent, as
+  dynamics/friction.py evaluates it.
 * Presliding joints (``presliding_distance_rad > 0``): the sign functions are the Dahl
   state ``z`` (dynamics/friction.dahl_state), advanced after each substep with the
   joint's position increment by :meth:`JointFriction.advance`. ``z`` depends on
@@ -46,7 +49,10 @@ class JointFriction:
         self.presliding = self.delta > 0
         #: does any joint carry a presliding state (else :meth:`advance` has nothing to do)
         self.any_presliding = bool(np.any(self.presliding))
-        self.p2_only = friction.is_p2
+        self.p2_only = friction.is_p2 and not friction.bounded
+        #: per joint (speed range, the tangent's slope beyond it); None: no range
+        self._ranges = (list(zip(friction.speed_range_rad_s.tolist(), friction.extension_slope().tolist()))
+                        if friction.bounded else None)
         self.needs_load_torque = friction.has_load_term
         #: the Dahl state of the presliding joints (sign of the last motion at rest), in [-1, 1]
         self.state = np.zeros(self.f_s.shape[0])
@@ -94,10 +100,15 @@ class JointFriction:
         torque = [0.0] * len(qd)
         slope = [0.0] * len(qd)
         for j, (v, f_s, f_k, k_v, offset, x_s, v_k) in enumerate(zip(qd, *self._p2_lists)):
+            v_signs = v  # the sign functions see the velocity; the speed-dependent terms at most the range
+            beyond = 0.0
+            if self._ranges is not None and abs(v) > self._ranges[j][0]:
+                limit = math.copysign(self._ranges[j][0], v)
+                beyond, v = v - limit, limit
             r = v / x_s
             denom = 1.0 + r * r
-            th = tanh(v / eps)
-            tk = tanh(v / v_k)
+            th = tanh(v_signs / eps)
+            tk = tanh(v_signs / v_k)
             if self.p2_only:
                 torque[j] = f_s * (th / denom) + f_k * tk + k_v * v + offset
                 d_static = (1.0 - th * th) / eps / denom - th * 2.0 * r / x_s / (denom * denom)
@@ -114,6 +125,10 @@ class JointFriction:
             k_2 = self._k_2_list[j]
             aq = abs(v)
             torque[j] = f_s * static_sign / denom + f_k * coulomb_sign + k_v * v + k_2 * v * aq + offset
+            if beyond != 0.0:  # the tangent: its slope replaces the speed-dependent terms' (signs saturated there)
+                torque[j] += self._ranges[j][1] * beyond
+                slope[j] = f_s * d_static_sign / denom + f_k * d_coulomb_sign + self._ranges[j][1]
+                continue
             slope[j] = (f_s * (d_static_sign / denom - static_sign * 2.0 * r / x_s / (denom * denom))
                         + f_k * d_coulomb_sign + k_v + 2.0 * k_2 * aq)
         return torque, slope

@@ -264,16 +264,21 @@ def test_friction_feed_forward_evaluates_the_extended_model(model):
     from robot_dynamics_id.dynamics.friction import SIGN_SMOOTHING_RAD_S, friction_torque
     from robot_dynamics_id.sim.truth import nominal_friction
 
-    fr = nominal_friction("ur3", "real")
-    ctl = _controller(replace(model, friction=fr), friction_compensation_velocity_rad_s=SIGN_SMOOTHING_RAD_S)
     rng = np.random.default_rng(2)
-    for _ in range(10):
+    # and an identified model's speed range (beyond it the tangent: dynamics/friction.py), exercised past it
+    for fr in (nominal_friction("ur3", "real"),
+               replace(nominal_friction("ur3", "real"), speed_range_rad_s=np.array([0.3, 0.5, 0.8, 1.0, 1.2, 0.4]))):
+        ctl = _controller(replace(model, friction=fr), friction_compensation_velocity_rad_s=SIGN_SMOOTHING_RAD_S)
+        for _ in range(10):
+            qd = rng.normal(0, 0.8, 6)
+            load = rng.normal(0, 10, 6)
+            np.testing.assert_allclose(ctl.friction_compensation.torque(qd, load),
+                                       friction_torque(fr, qd, load_torque_nm=load), atol=1e-12)
+        # without a load torque the load-dependent term is left out, nothing else changes
         qd = rng.normal(0, 0.8, 6)
-        load = rng.normal(0, 10, 6)
-        np.testing.assert_allclose(ctl.friction_compensation.torque(qd, load), friction_torque(fr, qd, load_torque_nm=load), atol=1e-12)
-    # without a load torque the load-dependent term is left out, nothing else changes
-    qd = rng.normal(0, 0.8, 6)
-    np.testing.assert_allclose(ctl.friction_compensation.torque(qd), friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)
+        np.testing.assert_allclose(ctl.friction_compensation.torque(qd),
+                                   friction_torque(fr, qd, load_torque_nm=np.zeros(6)), atol=1e-12)
+    assert np.any(np.abs(qd) > fr.speed_range_rad_s)
 
 
 def test_a_tilted_arm_is_controlled_with_its_mount(model):

@@ -113,3 +113,38 @@ def test_inconsistent_terms_and_values_are_refused():
     with pytest.raises(ValueError, match="unknown friction term"):
         parse_terms("p2+stiction")
     assert parse_terms("p2+presliding+load") == ("load", "presliding")
+
+
+def test_beyond_the_identified_speeds_the_law_continues_along_its_tangent():
+    """A concave fit (k_2 < 0) evaluated past its speed range V: the speed-dependent part goes on along its tangent at
+    V (slope clipped at >= 0), continuous at V, so far beyond V the friction still opposes the motion; inside V
+    nothing changes; the load term and the signs are untouched."""
+    concave = _extended(viscous_quadratic_nm_s2_per_rad2=np.full(3, -0.8), presliding_distance_rad=np.zeros(3),
+                        terms=("p2+load+poly",) * 3)
+    v_max = np.array([0.5, 0.8, 1.0])
+    bounded = FrictionParameters(**{**concave.__dict__, "speed_range_rad_s": v_max})
+    load = np.full(3, 5.0)
+    inside = np.linspace(-0.99, 0.99, 41)[:, None] * v_max
+    np.testing.assert_allclose(friction_torque(bounded, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
+                               friction_torque(concave, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
+                               rtol=1e-12)
+    # the slope at V of the speed-dependent part, by differences of the unbounded law
+    h = 1e-6
+    slope = (steady_friction_curve(concave, v_max + h) - steady_friction_curve(concave, v_max - h)).diagonal() / (2 * h)
+    np.testing.assert_allclose(bounded.extension_slope(), np.maximum(slope, 0.0), rtol=1e-5, atol=1e-9)
+    speeds = np.array([1.0, 2.0, 4.0, 8.0])
+    curve = steady_friction_curve(bounded, speeds)
+    at_v = steady_friction_curve(concave, v_max).diagonal()
+    np.testing.assert_allclose(curve, at_v + bounded.extension_slope() * (speeds[:, None] - v_max), rtol=1e-12)
+    assert np.all(steady_friction_curve(concave, [8.0]) < 0)  # the unbounded concave law pushes the joint there
+    assert np.all(curve > 0)
+    # odd in qd, and the load term beside it as before
+    fast = np.array([[-3.0, -3.0, -3.0], [3.0, 3.0, 3.0]])
+    tau = friction_torque(bounded, fast, load_torque_nm=np.broadcast_to(load, fast.shape))
+    np.testing.assert_allclose(tau[0] - bounded.offset_nm, -(tau[1] - bounded.offset_nm), rtol=1e-12)
+    # the file form keeps the range; a model without one (every file before it) has none
+    again = FrictionParameters.from_dict(bounded.to_dict())
+    np.testing.assert_array_equal(again.speed_range_rad_s, v_max)
+    assert "speed_range_rad_s" not in concave.to_dict() and not FrictionParameters.from_dict(concave.to_dict()).bounded
+    with pytest.raises(ValueError, match="speed_range_rad_s must be 3 speeds > 0"):
+        FrictionParameters(**{**concave.__dict__, "speed_range_rad_s": np.array([0.5, 0.0, 1.0])})

@@ -51,9 +51,14 @@ def test_noisy_identification_fits_validation_and_is_consistent(tmp_path):
     metrics = validate(result.model, check, "ur3", cutoff_hz=result.data.cutoff_hz)
     assert min(metrics["fit_percent"]) >= 97.0, metrics["fit_percent"]
 
+    # the friction law holds over the training speeds; beyond them the model continues it along its tangent
+    np.testing.assert_allclose(result.model.friction.speed_range_rad_s, np.abs(train.qd_rad_s).max(axis=0),
+                               rtol=1e-12)
+
     paths = write_report(result, tmp_path, validation_metrics=metrics)
     loaded = DynamicModel.load(paths["model"])
     np.testing.assert_allclose(loaded.standard_parameters(), result.model.standard_parameters(), rtol=1e-9)
+    np.testing.assert_array_equal(loaded.friction.speed_range_rad_s, result.model.friction.speed_range_rad_s)
     assert len(loaded.base_parameters["std"]) == result.base_map.n_base
     urdf_model = pin.buildModelFromXML(paths["urdf"].read_text())
     np.testing.assert_allclose([urdf_model.inertias[i].mass for i in range(1, 7)], result.model.link_mass_kg)

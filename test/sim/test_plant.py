@@ -413,15 +413,24 @@ def test_bad_commands_are_rejected_with_clear_errors():
 def test_fused_friction_evaluation_equals_the_package_model():
     from robot_dynamics_id.sim.joint_friction import JointFriction
 
-    truth = make_truth("ur3", 13)
-    evaluator = JointFriction(truth.friction)
+    p2 = make_truth("ur3", 13).friction
+    # also an identified model simulated as the truth: beyond its speed range the tangent (dynamics/friction.py)
+    bounded = replace(make_truth("ur3", 13, friction="real").friction, presliding_distance_rad=np.zeros(6),
+                      terms=("p2+load+poly",) * 6, speed_range_rad_s=np.array([0.3, 0.5, 0.8, 1.0, 1.2, 0.4]))
+    load = np.array([2.0, -10.0, 4.0, 1.0, -0.5, 0.1])
     rng = np.random.default_rng(0)
-    for qd in np.concatenate([rng.normal(0, 0.002, (50, 6)), rng.normal(0, 1.0, (50, 6))]):
-        torque, slope = evaluator.torque_and_slope(qd)
-        np.testing.assert_allclose(torque, friction_torque(truth.friction, qd), rtol=0, atol=1e-12)
-        h = 1e-7  # the slope is the derivative (it is integrated implicitly)
-        numeric = (friction_torque(truth.friction, qd + h) - friction_torque(truth.friction, qd - h)) / (2 * h)
-        np.testing.assert_allclose(slope, numeric, rtol=1e-4, atol=1e-3)
+    for friction, load_torque in ((p2, None), (bounded, load)):
+        evaluator = JointFriction(friction)
+
+        def reference(qd):
+            return friction_torque(friction, qd, load_torque_nm=load_torque)
+
+        for qd in np.concatenate([rng.normal(0, 0.002, (50, 6)), rng.normal(0, 1.0, (50, 6))]):
+            torque, slope = evaluator.torque_and_slope(qd, load_torque)
+            np.testing.assert_allclose(torque, reference(qd), rtol=0, atol=1e-12)
+            h = 1e-7  # the slope is the derivative (it is integrated implicitly)
+            numeric = (reference(qd + h) - reference(qd - h)) / (2 * h)
+            np.testing.assert_allclose(slope, numeric, rtol=1e-4, atol=1e-3)
 
 
 def _links_torque(truth, q, qd, qdd):
