@@ -203,23 +203,42 @@ def count_long_steps(time_s: np.ndarray, segments: list[slice], period_s: float,
     return int(sum(np.count_nonzero(np.diff(time_s[s]) > gap_factor * period_s) for s in segments))
 
 
+#: the top of the spectrum (this fraction of the Nyquist band and above) holds only the velocity's noise: its
+#: median level is the noise floor :func:`estimate_cutoff_hz` takes off before measuring the motion's bandwidth
+NOISE_BAND_FRACTION = 0.75
+#: a spectral bin holds motion when it is this many times above the noise floor (a Welch estimate of white
+#: noise from a few segments fluctuates up to ~3x its level)
+NOISE_PEAK_FACTOR = 4.0
+#: a joint whose velocity energy above the noise floor is less than this fraction of its whole energy barely
+#: moves: it has no bandwidth of its own to keep (its 99 % point would be in the noise)
+MOTION_ENERGY_FRACTION = 0.5
+
+
 def estimate_cutoff_hz(velocity: np.ndarray, sample_rate_hz: float, *, energy_fraction: float = 0.99,
                        margin: float = 5.0, min_cutoff_hz: float = 2.0) -> float:
     """Cut-off from the data: ``margin`` x the frequency below which ``energy_fraction`` of the
     (mean-removed) joint velocities' spectral energy lies, worst joint; clipped to [min, 0.4 fs].
 
-    The motion's own bandwidth is what the dynamics must keep; noise lives above it.
+    The motion's own bandwidth is what the dynamics must keep; noise lives above it. So each joint's
+    white noise floor (the median level of the top quarter of the spectrum, :data:`NOISE_BAND_FRACTION`)
+    is taken off first (bins within :data:`NOISE_PEAK_FACTOR` of it hold no motion), and a joint left with less than :data:`MOTION_ENERGY_FRACTION` of its energy
+    (one that barely moves: its velocity is mostly noise) does not set the bandwidth: otherwise a single
+    still joint put its 99 % point in the noise and the cut-off at 0.4 fs, unfiltering every joint.
     """
     v = np.atleast_2d(np.asarray(velocity, float))
     if v.shape[0] < 16:
         return float(np.clip(min_cutoff_hz, 0, 0.4 * sample_rate_hz))
     freqs, psd = scipy.signal.welch(v - v.mean(axis=0), fs=sample_rate_hz, axis=0,
                                     nperseg=min(v.shape[0], int(max(256, 10 * sample_rate_hz))))
-    energy = np.cumsum(psd, axis=0)
-    total = energy[-1]
+    top = freqs >= NOISE_BAND_FRACTION * 0.5 * sample_rate_hz
+    floor = np.median(psd[top], axis=0) if np.count_nonzero(top) >= 4 else np.zeros(psd.shape[1])
+    # above the floor by more than its fluctuations (a few averaged segments: up to ~3x): the motion's bins
+    motion = np.where(psd > NOISE_PEAK_FACTOR * floor, psd - floor, 0.0)
+    energy = np.cumsum(motion, axis=0)
+    total, whole = energy[-1], psd.sum(axis=0)
     bandwidth = 0.0
     for j in range(v.shape[1]):
-        if total[j] <= 0:
+        if total[j] <= 0 or total[j] < MOTION_ENERGY_FRACTION * whole[j]:
             continue
         k = int(np.searchsorted(energy[:, j], energy_fraction * total[j]))
         bandwidth = max(bandwidth, float(freqs[min(k, freqs.shape[0] - 1)]))

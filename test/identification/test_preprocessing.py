@@ -83,6 +83,24 @@ def test_cutoff_from_data_follows_the_motion_bandwidth():
     assert 20 < estimate_cutoff_hz(fast, fs, margin=5, min_cutoff_hz=0.1) < 40
 
 
+@pytest.mark.parametrize("noise_rad_s", [1e-3, 5e-3, 1e-2])
+def test_a_joint_that_barely_moves_does_not_set_the_cutoff_from_its_noise(noise_rad_s):
+    """Five joints on a 10 s-period Fourier motion (bandwidth 0.5 Hz: cut-off 5 x ~0.5 Hz) and one wrist that
+    barely moves (0.2 % of the others' speed, or still): its velocity is mostly noise, whose 99 % energy point is
+    near Nyquist; it used to set the cut-off to 0.4 fs (40 Hz at 100 Hz) for every joint. A real 2 Hz motion of
+    the same joint still raises it (5 x 2 Hz)."""
+    fs = 100.0
+    t = np.arange(0, 30, 1 / fs)
+    rng = np.random.default_rng(0)
+    v = np.column_stack([sum(rng.normal(0, 0.15) * np.sin(2 * np.pi * 0.1 * k * t + rng.uniform(0, 6))
+                             for k in range(1, 6)) for _ in range(6)])
+    for still in (0.002, 0.0):
+        weak = v * np.r_[1, 1, 1, 1, 1, still]
+        assert estimate_cutoff_hz(weak + rng.normal(0, noise_rad_s, v.shape), fs) == pytest.approx(3.0)
+    fast = v + np.r_[0, 0, 0, 0, 0, 0.05] * np.sin(2 * np.pi * 2.0 * t)[:, None]
+    assert estimate_cutoff_hz(fast + rng.normal(0, noise_rad_s, v.shape), fs) == pytest.approx(10.0, rel=0.05)
+
+
 def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="never increase"):
         find_segments(np.zeros(5))
