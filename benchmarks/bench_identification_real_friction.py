@@ -219,16 +219,17 @@ def plant_truth(robot: str, seed: int, friction: str):
 
 
 def simulate(robot: str, seed: int, *, train_s: float, validation_s: float, cache: str | None,
-             friction: str = "real") -> dict:
+             friction: str = "real", train_velocity_scale: float | None = None) -> dict:
     """The three runs of one truth seed (recordings), from ``cache`` (a folder) when it holds them."""
-    tag = "" if friction == "real" else f"_{friction}"
+    tag = ("" if friction == "real" else f"_{friction}") + (
+        "" if train_velocity_scale is None else f"_v{train_velocity_scale:g}")
     path = None if cache is None else Path(cache) / f"{robot}_{seed}_{train_s:g}_{validation_s:g}{tag}.pkl"
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
     rm = load_robot(robot)
     truth = plant_truth(robot, seed, friction)
     trajectories = {
-        "train": planned_fourier_excitation(rm, duration_s=train_s, seed=seed),
+        "train": planned_fourier_excitation(rm, duration_s=train_s, seed=seed, velocity_scale=train_velocity_scale),
         "prbs": paper_prbs_excitation(rm, duration_s=validation_s, seed=seed),
         "ptp": point_to_point_trajectory(rm, PointToPointSettings(duration_s=validation_s, seed=seed)),
     }
@@ -249,28 +250,37 @@ def with_ripple(runs: dict, ripple_nm: np.ndarray, gains: np.ndarray, seed: int)
             for name, rec in runs.items()}
 
 
-def measured_curve_lines(result, law, max_speed: np.ndarray) -> list[str]:
+def measured_curve_lines(result, law, max_speed: np.ndarray, velocity_limit: np.ndarray) -> list[str]:
     """Per joint the identified steady friction curve against the law's (both directions averaged, no load) over
-    the training run's speeds: relative RMS error and the largest gap."""
+    the training run's speeds: relative RMS error and the largest gap; and beyond them, at 1.5 and 2 times the
+    training run's largest speed and at the joint's velocity limit (the model's tangent extension: its
+    ``speed_range_rad_s``)."""
     lines = []
     for j in range(law.n_joints):
         speeds = np.linspace(MOVING_RAD_S, max(max_speed[j], 2 * MOVING_RAD_S), 50)
         true = 0.5 * (law.steady_curve(speeds, j) + law.steady_curve(speeds, j, direction=-1))
         est = steady_friction_curve(result.model.friction, speeds)[:, j]
         rel = 100 * np.sqrt(np.mean((est - true) ** 2) / np.mean(true**2))
+        beyond = np.array([1.5 * max_speed[j], 2 * max_speed[j], velocity_limit[j]])
+        true_b = 0.5 * (law.steady_curve(beyond, j) + law.steady_curve(beyond, j, direction=-1))
+        est_b = steady_friction_curve(result.model.friction, beyond)[:, j]
         lines.append(f"  j{j} {result.model.friction.terms[j]:<24} steady curve vs the law's: {rel:4.1f} % rms, "
                      f"largest gap {np.max(np.abs(est - true)):.2f} Nm (law {true[0]:.2f}-{true[-1]:.2f} Nm over "
-                     f"{speeds[0]:.2f}-{speeds[-1]:.2f} rad/s)")
+                     f"{speeds[0]:.2f}-{speeds[-1]:.2f} rad/s); beyond, at "
+                     + ", ".join(f"{v:.2f}" for v in beyond) + " rad/s: "
+                     + ", ".join(f"{e:.1f}/{t:.1f}" for e, t in zip(est_b, true_b)) + " Nm (identified/law)")
     return lines
 
 
 def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rates: list[str],
-             cache: str | None = None, ripple_nm: np.ndarray | None = None, friction: str = "real") -> dict:
+             cache: str | None = None, ripple_nm: np.ndarray | None = None, friction: str = "real",
+             train_velocity_scale: float | None = None) -> dict:
     rm = load_robot(robot)
     truth = plant_truth(robot, seed, friction)
     gains = truth.drive_gains_nm_per_a
     t0 = time.perf_counter()
-    runs = simulate(robot, seed, train_s=train_s, validation_s=validation_s, cache=cache, friction=friction)
+    runs = simulate(robot, seed, train_s=train_s, validation_s=validation_s, cache=cache, friction=friction,
+                    train_velocity_scale=train_velocity_scale)
     if ripple_nm is not None:
         runs = with_ripple(runs, ripple_nm, gains, seed)
         print(f"unmodelled ripple added to the currents: {ripple_nm.tolist()} Nm x sin(2 q + phase)")
@@ -337,7 +347,8 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
                 print(f"   {name:>4}  ours, scored on even samples " + "  ".join(f"{v:5.2f}" for v in ours))
         max_speed = np.abs(signals["train"]["qd"]).max(axis=0)
         if friction == "measured":
-            print("\n".join(measured_curve_lines(result, measured_friction(robot, seed), max_speed)))
+            print("\n".join(measured_curve_lines(result, measured_friction(robot, seed), max_speed,
+                                                 rm.velocity_limit_rad_s)))
             out[(rate, "friction")] = []
             continue
         lines, checks = friction_table(result, truth, max_speed)
@@ -363,6 +374,11 @@ def main() -> int:
     parser.add_argument("--friction", choices=("real", "measured"), default="real",
                         help="the plant's joint friction: real (the package's families, sim/truth.py) or measured "
                              "(a UR controller's calibration, sim/measured_friction.py; module doc)")
+    parser.add_argument("--train-velocity-scale", type=float, default=None, metavar="S",
+                        help="plan the training run at S x the velocity limits (default: the optimiser's, 0.5); "
+                             "e.g. 0.25, the README's first run on a real arm: the validation runs are then faster "
+                             "than the training, and the friction is predicted beyond the speeds it was "
+                             "identified over")
     args = parser.parse_args()
     from _machine import report_load  # benchmarks/_machine.py
 
@@ -377,7 +393,8 @@ def main() -> int:
         parser.error(f"--rates: {', '.join(bad)} is not a divisor of 500 Hz (optionally with a trailing j)")
     started = time.perf_counter()
     results = [run_seed(args.robot, seed, train_s=args.train, validation_s=args.validation, rates=rates,
-                        cache=args.cache, ripple_nm=ripple, friction=args.friction) for seed in seeds]
+                        cache=args.cache, ripple_nm=ripple, friction=args.friction,
+                        train_velocity_scale=args.train_velocity_scale) for seed in seeds]
     print(f"\n=== medians over truth seeds {seeds} ({time.perf_counter() - started:.0f} s in all) ===")
     passed = True
     for rate in rates:

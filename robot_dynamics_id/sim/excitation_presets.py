@@ -58,10 +58,10 @@ def paper_prbs_excitation(robot: str | RobotModel = "ur3", *, duration_s: float 
 
 def planned_fourier_excitation(robot: str | RobotModel = "ur3", *, duration_s: float = 60.0, seed: int = 0,
                                rate_hz: float = 500.0, max_iterations: int = 30, n_starts: int = 1,
-                               period_s: float = 10.0) -> JointTrajectory:
+                               period_s: float = 10.0, velocity_scale: float | None = None) -> JointTrajectory:
     """An optimised Fourier excitation (excitation/optimise.py) with a fast setting: one start,
     ``max_iterations`` SLSQP iterations (~6 s for a 10 s period), a period near ``period_s``
-    that divides ``duration_s``."""
+    that divides ``duration_s``; ``velocity_scale``: of the velocity limits (default the optimiser's)."""
     from ..excitation.optimise import FourierOptimisationSettings, optimise_fourier_excitation
 
     _, model = builtin_ur(robot)
@@ -70,7 +70,8 @@ def planned_fourier_excitation(robot: str | RobotModel = "ur3", *, duration_s: f
     n_periods = max(1, int(round(duration_s / period_s)))
     settings = FourierOptimisationSettings(duration_s=float(duration_s), period_s=float(duration_s) / n_periods,
                                            n_starts=int(n_starts), max_iterations=int(max_iterations),
-                                           seed=int(seed))
+                                           seed=int(seed),
+                                           **({} if velocity_scale is None else {"velocity_scale": velocity_scale}))
     result = optimise_fourier_excitation(model, settings)
     trajectory = result.to_trajectory(rate_hz=rate_hz, joint_names=model.joint_names)
     trajectory.metadata["seed"] = int(seed)
