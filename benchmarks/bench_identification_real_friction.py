@@ -55,6 +55,10 @@ tau_l^2 with the gear's power-flow asymmetry, two presliding elements: a law non
 holds, so no parameter can be checked against a truth; the steady curve is (against the law's, both directions
 averaged, no load), and UR's model (target_current) then knows this arm's calibrated curve (no load term).
 
+``--train-velocity-scale 0.25``: the training run planned at a quarter of the velocity limits (the README's first
+run on a real arm), so the validation runs go faster than the training did: with ``measured``, the identified curve
+is printed beyond the training speeds too (the model's tangent extension, dynamics/friction.py).
+
 Medians over the seeds; the acceptance (issue 15): ours <= 0.7 x OLS on every joint of both
 validation runs, identified friction parameters within 10 % of the truth where excited (``real`` only). Also
 printed: ours against UR's model (issue 15's bar on real arms: below it on every joint).
