@@ -9,7 +9,7 @@ configured velocity (ControllerConfig.friction_compensation_velocity_rad_s: comp
 a friction whose sign flips faster than the loop can resolve risks a limit cycle in contact).
 A presliding state is not fed forward: at standstill the friction holds whatever torque the
 joint is given, so a fed-forward held torque would only push a resting joint. Beyond the speeds
-the model was identified over, the speed-dependent part continues along its tangent (the model's
+the model was identified over, the viscous law continues along its tangent (the model's
 ``speed_range_rad_s``, dynamics/friction.py).
 """
 
@@ -46,13 +46,10 @@ class FrictionCompensation:
 
     def torque(self, qd: np.ndarray, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
         """Friction torque (Nm) at joint velocities ``qd``; ``load_torque_nm`` feeds the load-dependent term."""
-        beyond = None
+        beyond, v = None, qd  # v: the viscous law's velocity (within the identified range)
         if self._range is not None:
-            inside = np.clip(qd, -self._range[0], self._range[0])
-            beyond = qd - inside
-            qd_signs, qd = qd, inside
-        else:
-            qd_signs = qd
+            v = np.clip(qd, -self._range[0], self._range[0])
+            beyond = qd - v
         r = qd * self._inv_xs
         r *= r
         r += 1.0
@@ -60,16 +57,16 @@ class FrictionCompensation:
             # the static and Coulomb sign functions coincide (both smoothed over the same speed)
             tau = self._static / r
             tau += self._coulomb
-            tau *= np.tanh(qd_signs * self._inv_sign)
+            tau *= np.tanh(qd * self._inv_sign)
         else:
-            tau = self._static * np.tanh(qd_signs * self._inv_sign) / r
-            tau += self._coulomb * np.tanh(qd_signs * self._inv_vk)
-        tau += self._viscous * qd
+            tau = self._static * np.tanh(qd * self._inv_sign) / r
+            tau += self._coulomb * np.tanh(qd * self._inv_vk)
+        tau += self._viscous * v
         tau += self._offset
         if self.extended:
-            tau += self._quadratic * qd * np.abs(qd)
+            tau += self._quadratic * v * np.abs(v)
             if load_torque_nm is not None:
-                tau += self._load * np.abs(load_torque_nm) * np.tanh(qd_signs * self._inv_vk)
+                tau += self._load * np.abs(load_torque_nm) * np.tanh(qd * self._inv_vk)
         if beyond is not None:
             tau += self._range[1] * beyond
         return tau

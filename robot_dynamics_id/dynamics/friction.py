@@ -33,11 +33,12 @@ smoothing velocity for the Coulomb term::
   piecewise-linear motion: ``z_k = sgn_k + (z_{k-1} - sgn_k) exp(-|dq_k| / delta)``.
 
 * Beyond the speeds it was identified over (``speed_range_rad_s`` V, per joint; infinite unless
-  set): the speed-dependent part ``f_s sgn/(1 + (qd/x_s)^2) + k_v qd + k_2 qd|qd|`` continues along
-  its tangent at V, the slope clipped at >= 0. A fitted curve bends where the data say it does and
-  nowhere else: a concave fit (``k_2 < 0``) extended past the fastest speed of its recording turns
-  down and soon pushes the joint (friction that adds energy); friction of real joints keeps rising.
-  The tangent stays dissipative and continuous (value and, while the slope is >= 0, slope at V).
+  set): the viscous law ``k_v qd + k_2 qd|qd|`` continues along its tangent at V, the slope
+  ``k_v + 2 k_2 V`` clipped at >= 0. A polynomial bends where the data say it does and nowhere
+  else: a concave fit (``k_2 < 0``) extended past the fastest speed of its recording turns down
+  and soon pushes the joint (friction that adds energy); friction of real joints keeps rising.
+  The Stribeck term is bounded (it dies away as the law says) and keeps its form. The extension
+  is continuous at V (value, and slope while it is >= 0).
 
 For fixed shape constants (x_s, v_k, delta) and a given ``tau_load`` the model is
 linear in (f_s, f_k, k_v, offset, mu, k_2): :func:`friction_basis` gives those
@@ -114,7 +115,7 @@ class FrictionParameters:
     ``terms``: per joint, the model family (``"p2"``, ``"p2+load"``, ..., see
     :func:`parse_terms`); derived from the non-zero parameters when not given.
     ``speed_range_rad_s``: per joint, the largest speed the law was identified over (module doc: beyond
-    it the speed-dependent part continues along its tangent); default infinite (the law as written).
+    it the viscous law continues along its tangent); default infinite (the law as written).
     """
 
     static_nm: np.ndarray
@@ -202,12 +203,10 @@ class FrictionParameters:
         return bool(np.any(np.isfinite(self.speed_range_rad_s)))
 
     def extension_slope(self) -> np.ndarray:
-        """Per joint, the slope (Nm s/rad, >= 0) the speed-dependent part continues with beyond
-        ``speed_range_rad_s`` (module doc); 0 where the range is infinite."""
+        """Per joint, the slope (Nm s/rad, >= 0) the viscous law ``k_v qd + k_2 qd|qd|`` continues with beyond
+        ``speed_range_rad_s`` (module doc): ``max(k_v + 2 k_2 V, 0)``; 0 where the range is infinite."""
         v = np.where(np.isfinite(self.speed_range_rad_s), self.speed_range_rad_s, 0.0)
-        r = v / self.stribeck_velocity_rad_s
-        slope = (self.static_nm * (-2.0 * r / self.stribeck_velocity_rad_s) / (1.0 + r * r) ** 2
-                 + self.viscous_nm_s_per_rad + 2.0 * self.viscous_quadratic_nm_s2_per_rad2 * v)
+        slope = self.viscous_nm_s_per_rad + 2.0 * self.viscous_quadratic_nm_s2_per_rad2 * v
         return np.where(np.isfinite(self.speed_range_rad_s), np.maximum(slope, 0.0), 0.0)
 
     @property
@@ -378,20 +377,24 @@ def friction_signs(qd_rad_s, coulomb_velocity_rad_s, *, presliding_state=None, p
     return static, coulomb
 
 
-def friction_basis(qd_rad_s, stribeck_velocity_rad_s, static_sign, coulomb_sign, load_torque_nm=None) -> np.ndarray:
+def friction_basis(qd_rad_s, stribeck_velocity_rad_s, static_sign, coulomb_sign, load_torque_nm=None, *,
+                   viscous_qd_rad_s=None) -> np.ndarray:
     """The friction columns (N, n, 6) of every linear parameter, :data:`EXTENDED_FRICTION_NAMES` order.
 
     ``load_torque_nm`` (N, n): the link-side rigid-body torque; ``None`` gives a zero load column.
+    ``viscous_qd_rad_s``: the velocity of the viscous and quadratic columns when it differs from ``qd_rad_s``
+    (a model's speed range: :func:`bounded_speed`).
     """
     qd = np.atleast_2d(np.asarray(qd_rad_s, float))
+    v = qd if viscous_qd_rad_s is None else np.atleast_2d(np.asarray(viscous_qd_rad_s, float))
     x_s = np.asarray(stribeck_velocity_rad_s, float)
     out = np.empty(qd.shape + (_N_LINEAR,))
     out[..., 0] = static_sign / (1.0 + (qd / x_s) ** 2)
     out[..., 1] = coulomb_sign
-    out[..., 2] = qd
+    out[..., 2] = v
     out[..., 3] = 1.0
     out[..., 4] = 0.0 if load_torque_nm is None else np.abs(np.asarray(load_torque_nm, float)) * coulomb_sign
-    out[..., 5] = qd * np.abs(qd)
+    out[..., 5] = v * np.abs(v)
     return out
 
 
@@ -414,7 +417,7 @@ def friction_torque(params: FrictionParameters, qd_rad_s: np.ndarray, *, load_to
                                      else np.atleast_2d(np.asarray(presliding_state, float)))
     load = None if load_torque_nm is None else np.atleast_2d(np.asarray(load_torque_nm, float))
     inside, beyond = bounded_speed(params, q2)
-    y = friction_basis(inside, params.stribeck_velocity_rad_s, static, coulomb, load)
+    y = friction_basis(q2, params.stribeck_velocity_rad_s, static, coulomb, load, viscous_qd_rad_s=inside)
     theta = params.extended_vector().reshape(-1, _N_LINEAR)
     tau = np.einsum("...jk,jk->...j", y, theta)
     if beyond is not None:
@@ -424,7 +427,7 @@ def friction_torque(params: FrictionParameters, qd_rad_s: np.ndarray, *, load_to
 
 def bounded_speed(params: FrictionParameters, qd_rad_s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(qd clipped to +-``speed_range_rad_s``, the part beyond it) per joint; (qd, None) when no joint has a
-    finite range. The speed-dependent terms are evaluated at the first, the tangent extension takes the second."""
+    finite range. The viscous law is evaluated at the first, its tangent extension takes the second."""
     qd = np.asarray(qd_rad_s, float)
     if not params.bounded:
         return qd, None
@@ -440,7 +443,7 @@ def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torqu
     ones = np.ones_like(v)
     load = np.full_like(v, float(load_torque_nm))
     inside, beyond = bounded_speed(params, v)
-    y = friction_basis(inside, params.stribeck_velocity_rad_s, ones, ones, load)
+    y = friction_basis(v, params.stribeck_velocity_rad_s, ones, ones, load, viscous_qd_rad_s=inside)
     theta = params.extended_vector().reshape(-1, _N_LINEAR).copy()
     theta[:, 3] = 0.0
     curve = np.einsum("mjk,jk->mj", y, theta)

@@ -237,8 +237,8 @@ class ColumnCache:
                 presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None,
                 speed_range_rad_s: float = np.inf) -> np.ndarray:
         """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`);
-        the speed-dependent ones (Stribeck, viscous, quadratic) of the velocity clipped to ``speed_range_rad_s``
-        (a model's range: :meth:`beyond_range` holds the rest)."""
+        the viscous and quadratic ones of the velocity clipped to ``speed_range_rad_s`` (a model's range:
+        :meth:`beyond_range` holds the rest; dynamics/friction.py)."""
         if "load_coefficient" in params and load_torque_nm is None:
             raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
         if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
@@ -262,17 +262,15 @@ class ColumnCache:
         parts = []
         for k, (qd_all, _) in enumerate(zip(self.qd, self.dq)):
             qd = qd_all[:, j]
-            if np.isfinite(speed_range_rad_s):  # the signs below keep the velocity itself
-                qd_speed = np.clip(qd, -speed_range_rad_s, speed_range_rad_s)
-            else:
-                qd_speed = qd
+            # the viscous law within a model's speed range (beyond it, its tangent: beyond_range)
+            qd_speed = np.clip(qd, -speed_range_rad_s, speed_range_rad_s) if np.isfinite(speed_range_rad_s) else qd
             if presliding_distance_rad > 0:
                 static = coulomb = self.dahl(j, presliding_distance_rad)[k]
             else:
                 signs = self._tanh_signs(j, coulomb_velocity_rad_s)
                 static, coulomb = signs[0][k], signs[1][k]
             values = {
-                "static_nm": lambda: static / (1.0 + (qd_speed / stribeck_velocity_rad_s) ** 2),
+                "static_nm": lambda: static / (1.0 + (qd / stribeck_velocity_rad_s) ** 2),
                 "coulomb_nm": lambda: coulomb,
                 "viscous_nm_s_per_rad": lambda: qd_speed,
                 "offset_nm": lambda: np.ones_like(qd),
@@ -386,11 +384,13 @@ def standstill_mask(data: PreprocessedData, velocity_rad_s: float) -> np.ndarray
 
 def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, points: int = 24
                        ) -> np.ndarray:
-    """Rows G (m, n_columns) with ``G phi >= 0`` <=> the friction dissipates over the speeds seen.
+    """Rows G (m, n_columns) with ``G phi >= 0`` <=> the friction dissipates at every speed.
 
     Per joint, the steady sliding curve (sgn = 1; the load term is >= 0 by mu >= 0, the offset is
     not friction) at 0 and at ``points - 1`` speeds spread geometrically up to the joint's largest
-    speed: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 >= 0``.
+    speed V: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 >= 0``; and beyond V, where the model
+    continues the viscous law along its tangent (slope >= 0, dynamics/friction.py), the level it
+    tends to once the Stribeck term has died away: ``f_k + k_v V + k_2 V^2 >= 0``.
     """
     n = design.n_joints
     rows = []
@@ -399,9 +399,10 @@ def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, p
         speeds = np.concatenate([[0.0], np.geomspace(1e-3, v_max, points - 1)])
         idx = design.column_indices(j)
         params = design.joint_parameters(j)
-        for v in speeds:
+        for v, stribeck in [(v, 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2)) for v in speeds] + [
+                (v_max, 0.0)]:  # the last: the extension's level far beyond V
             row = np.zeros(design.n_columns)
-            values = {"static_nm": 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2), "coulomb_nm": 1.0,
+            values = {"static_nm": stribeck, "coulomb_nm": 1.0,
                       "viscous_nm_s_per_rad": v, "viscous_quadratic_nm_s2_per_rad2": v * v}
             for k, p in zip(idx, params):
                 row[k] = values.get(p, 0.0)

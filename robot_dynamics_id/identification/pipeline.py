@@ -404,7 +404,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         else:
             r_factor, z = normal.compressed(joint_weights)
         half = _link_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
-        bounds, scale, rows = _extra_constraints(n, options.rotor, fit, np.abs(data.qd_rad_s).max(axis=0))
+        # dissipative up to the speeds the model records as its range, and beyond (friction_columns)
+        bounds, scale, rows = _extra_constraints(n, options.rotor, fit, friction_speed_range(data))
         consistent = physically_consistent_least_squares(
             r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
             inequality=rows if rows.shape[0] else None, com_half_width_m=half,

@@ -12,7 +12,7 @@ viscous law, Dahl presliding; dynamics/friction.py) together with its slope
   transmits: the caller passes the links' rigid-body torque (no rotor inertia, no
   friction) for the substep.
 * A model with an identified speed range (``speed_range_rad_s``, e.g. an identified model
-  simulated as the truth): beyond it the speed-dependent part continues along its tangent, as
+  simulated as the truth): beyond it the viscous law continues along its tangent, as
   dynamics/friction.py evaluates it.
 * Presliding joints (``presliding_distance_rad > 0``): the sign functions are the Dahl
   state ``z`` (dynamics/friction.dahl_state), advanced after each substep with the
@@ -100,15 +100,14 @@ class JointFriction:
         torque = [0.0] * len(qd)
         slope = [0.0] * len(qd)
         for j, (v, f_s, f_k, k_v, offset, x_s, v_k) in enumerate(zip(qd, *self._p2_lists)):
-            v_signs = v  # the sign functions see the velocity; the speed-dependent terms at most the range
-            beyond = 0.0
+            w, beyond = v, 0.0  # w: the viscous law's velocity (at most the identified range)
             if self._ranges is not None and abs(v) > self._ranges[j][0]:
-                limit = math.copysign(self._ranges[j][0], v)
-                beyond, v = v - limit, limit
+                w = math.copysign(self._ranges[j][0], v)
+                beyond = v - w
             r = v / x_s
             denom = 1.0 + r * r
-            th = tanh(v_signs / eps)
-            tk = tanh(v_signs / v_k)
+            th = tanh(v / eps)
+            tk = tanh(v / v_k)
             if self.p2_only:
                 torque[j] = f_s * (th / denom) + f_k * tk + k_v * v + offset
                 d_static = (1.0 - th * th) / eps / denom - th * 2.0 * r / x_s / (denom * denom)
@@ -123,12 +122,11 @@ class JointFriction:
                 static_sign, coulomb_sign = th, tk
                 d_static_sign, d_coulomb_sign = (1.0 - th * th) / eps, (1.0 - tk * tk) / v_k
             k_2 = self._k_2_list[j]
-            aq = abs(v)
-            torque[j] = f_s * static_sign / denom + f_k * coulomb_sign + k_v * v + k_2 * v * aq + offset
-            if beyond != 0.0:  # the tangent: its slope replaces the speed-dependent terms' (signs saturated there)
-                torque[j] += self._ranges[j][1] * beyond
-                slope[j] = f_s * d_static_sign / denom + f_k * d_coulomb_sign + self._ranges[j][1]
-                continue
+            aw = abs(w)
+            torque[j] = f_s * static_sign / denom + f_k * coulomb_sign + k_v * w + k_2 * w * aw + offset
+            # beyond the range the viscous law's tangent slope replaces its own
+            viscous_slope = k_v + 2.0 * k_2 * aw if beyond == 0.0 else self._ranges[j][1]
+            torque[j] += viscous_slope * beyond
             slope[j] = (f_s * (d_static_sign / denom - static_sign * 2.0 * r / x_s / (denom * denom))
-                        + f_k * d_coulomb_sign + k_v + 2.0 * k_2 * aq)
+                        + f_k * d_coulomb_sign + viscous_slope)
         return torque, slope

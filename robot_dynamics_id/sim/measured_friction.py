@@ -12,15 +12,17 @@ cannot represent exactly, built from what a real UR joint measures:
   INTO-CPS-Association/aurt), times the gear ratio 101 (ur.md; the file's back-EMF column
   agrees: 0.072 V s/rad x 3.2 rad/s x 101 = 23.3 V against 23.8 V measured). Joint side
   that is 5.6 Nm at 0.01 rad/s rising to 17.6 Nm at 3.2 rad/s on the base joint: concave
-  in speed everywhere (no Coulomb + viscous line, no Stribeck dip). Between the points the
-  curve is a monotone cubic (PCHIP) in |qd|, constant below 0.01 rad/s, linear beyond
-  3.2 rad/s; each direction has its own curve (they differ by up to 5 %). Other arms:
+  in speed (the chord slopes fall on every joint and direction but wrist 3's positive one above
+  0.5 rad/s; no Coulomb + viscous line, no Stribeck dip). Between the points the curve is a
+  monotone cubic (PCHIP) in |qd|, constant below 0.01 rad/s, linear beyond 3.2 rad/s; each
+  direction has its own curve (they differ by up to 11 %), and the friction's sign picks it. Other arms:
   scaled by sqrt(torque limit / the UR5e's), as sim/truth.py scales its friction.
 * **Load** — ``(mu_abs |tau_l| + mu_sq tau_l^2 / tau_rated)(1 + beta s)``: AURT's two
   friction-load models (``abs``, ``square``) together, and the power-flow asymmetry of a
   strain-wave gear: ``s = +1`` when the joint drives its links (``tau_l qd > 0``), ``-1``
-  when they back-drive it (a lowered load). ``tau_l``: the links' rigid-body torque.
-  The identifier's load term is ``mu |tau_l|`` alone.
+  when they back-drive it (a lowered load); ``s = sgn(tau_l) z`` with z the friction's sign
+  (below), which is that while sliding and continuous at rest. ``tau_l``: the links' rigid-body
+  torque. The identifier's load term is ``mu |tau_l|`` alone.
 * **Presliding** — two Maxwell-slip elements (the generalised Maxwell-slip idea of
   Al-Bender et al. 2005 with two rate-independent Dahl elements) of distances delta and
   ``5 delta``, weights 0.6 and 0.4; the sign of the friction is their weighted state. The
@@ -184,12 +186,15 @@ class MeasuredJointFriction:
         torque = [0.0] * len(qd)
         slope = [0.0] * len(qd)
         for j, v in enumerate(qd):
+            # z: the friction's sign (presliding state, or the smoothed sign of qd); it picks the direction's curve
+            # and the power flow, so the torque z F is continuous through rest and reversals (choosing them by the
+            # sign of qd made a joint held at rest chatter between the two directions' values)
             z = sign_state[j] if sign_state is not None else math.tanh(v / self.coulomb_velocity_rad_s)
-            direction = v if v != 0.0 else z
-            value, d_value = (self.positive if direction >= 0 else self.negative)[j].value_and_slope(abs(v))
+            value, d_value = (self.positive if z >= 0 else self.negative)[j].value_and_slope(abs(v))
             if load_torque_nm is not None and self.needs_load_torque:
                 tl = load_torque_nm[j]
-                power = 1.0 if tl * v > 0 else (-1.0 if tl * v < 0 else 0.0)
+                # tl z > 0 while sliding: the joint drives its links (tau_l qd > 0)
+                power = math.copysign(z, tl) if tl != 0.0 else 0.0
                 value += ((self.mu_abs[j] * abs(tl) + self.mu_square[j] * tl * tl / self.rated_torque_nm[j])
                           * (1.0 + self.beta[j] * power))
             torque[j] = z * value

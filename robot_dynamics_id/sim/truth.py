@@ -164,12 +164,13 @@ def nominal_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters
 
 
 def p2_part(friction: FrictionParameters) -> FrictionParameters:
-    """The P2 eq. (11) terms of a friction model (static, Coulomb, Stribeck, viscous, offset): no load
-    term, no quadratic term, no presliding."""
+    """The P2 eq. (11) terms of a friction model (static, Coulomb, Stribeck, viscous, offset) and its speed range:
+    no load term, no quadratic term, no presliding."""
     return FrictionParameters(static_nm=friction.static_nm, coulomb_nm=friction.coulomb_nm,
                               viscous_nm_s_per_rad=friction.viscous_nm_s_per_rad, offset_nm=friction.offset_nm,
                               stribeck_velocity_rad_s=friction.stribeck_velocity_rad_s,
-                              coulomb_velocity_rad_s=friction.coulomb_velocity_rad_s)
+                              coulomb_velocity_rad_s=friction.coulomb_velocity_rad_s,
+                              speed_range_rad_s=friction.speed_range_rad_s)
 
 
 def controller_friction(robot: str = "ur3", kind: str = "p2") -> FrictionParameters:

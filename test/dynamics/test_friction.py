@@ -115,10 +115,11 @@ def test_inconsistent_terms_and_values_are_refused():
     assert parse_terms("p2+presliding+load") == ("load", "presliding")
 
 
-def test_beyond_the_identified_speeds_the_law_continues_along_its_tangent():
-    """A concave fit (k_2 < 0) evaluated past its speed range V: the speed-dependent part goes on along its tangent at
-    V (slope clipped at >= 0), continuous at V, so far beyond V the friction still opposes the motion; inside V
-    nothing changes; the load term and the signs are untouched."""
+def test_beyond_the_identified_speeds_the_viscous_law_continues_along_its_tangent():
+    """A concave fit (k_2 < 0) evaluated past its speed range V: the viscous law k_v qd + k_2 qd|qd| goes on along its
+    tangent at V (slope k_v + 2 k_2 V clipped at >= 0), continuous at V; the bounded Stribeck term keeps its form,
+    so far beyond V the friction still opposes the motion; inside V nothing changes; the load term and the signs
+    are untouched."""
     concave = _extended(viscous_quadratic_nm_s2_per_rad2=np.full(3, -0.8), presliding_distance_rad=np.zeros(3),
                         terms=("p2+load+poly",) * 3)
     v_max = np.array([0.5, 0.8, 1.0])
@@ -128,14 +129,18 @@ def test_beyond_the_identified_speeds_the_law_continues_along_its_tangent():
     np.testing.assert_allclose(friction_torque(bounded, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
                                friction_torque(concave, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
                                rtol=1e-12)
-    # the slope at V of the speed-dependent part, by differences of the unbounded law
-    h = 1e-6
-    slope = (steady_friction_curve(concave, v_max + h) - steady_friction_curve(concave, v_max - h)).diagonal() / (2 * h)
-    np.testing.assert_allclose(bounded.extension_slope(), np.maximum(slope, 0.0), rtol=1e-5, atol=1e-9)
+    k_v, k_2 = concave.viscous_nm_s_per_rad, concave.viscous_quadratic_nm_s2_per_rad2
+    np.testing.assert_allclose(bounded.extension_slope(), np.maximum(k_v + 2 * k_2 * v_max, 0.0), rtol=1e-12)
+    assert np.any(k_v + 2 * k_2 * v_max < 0) and np.any(k_v + 2 * k_2 * v_max > 0)  # both sides of the clip
     speeds = np.array([1.0, 2.0, 4.0, 8.0])
     curve = steady_friction_curve(bounded, speeds)
-    at_v = steady_friction_curve(concave, v_max).diagonal()
-    np.testing.assert_allclose(curve, at_v + bounded.extension_slope() * (speeds[:, None] - v_max), rtol=1e-12)
+    stribeck = concave.static_nm / (1.0 + (speeds[:, None] / concave.stribeck_velocity_rad_s) ** 2)
+    viscous_at_v = k_v * v_max + k_2 * v_max**2
+    np.testing.assert_allclose(curve, stribeck + concave.coulomb_nm + viscous_at_v
+                               + bounded.extension_slope() * (speeds[:, None] - v_max), rtol=1e-12)
+    # continuous at V
+    np.testing.assert_allclose(steady_friction_curve(bounded, v_max * (1 + 1e-9)).diagonal(),
+                               steady_friction_curve(concave, v_max).diagonal(), rtol=1e-8)
     assert np.all(steady_friction_curve(concave, [8.0]) < 0)  # the unbounded concave law pushes the joint there
     assert np.all(curve > 0)
     # odd in qd, and the load term beside it as before

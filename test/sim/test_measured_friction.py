@@ -28,11 +28,16 @@ def test_every_curve_is_monotone_flat_at_breakaway_and_concave_where_the_table_i
     law = measured_friction("ur3", seed)
     speeds = np.linspace(0.0, 4.0, 4001)
     for j in range(6):
-        for direction in (1, -1):
+        for direction, curves in ((1, law.positive), (-1, law.negative)):
             curve = law.steady_curve(speeds, j, direction=direction)
             assert np.all(np.diff(curve) >= -1e-12)
             assert np.ptp(curve[speeds <= 0.01]) == 0.0
             assert curve[0] > 0
+            # concave: steeper at low speed than at high (the table's chord slopes fall, but for wrist 3's
+            # positive direction above 0.5 rad/s)
+            knee = curves[j].speeds[1]
+            slow, fast = (curves[j].value_and_slope(v)[1] for v in (0.5 * knee, 4.0 * knee))
+            assert slow > fast or (j == 5 and direction == 1)
     # no Coulomb + viscous line holds the base joint's curve: the best line over 0.05-3 rad/s misses by > 3 %
     table = measured_friction("ur5e")
     fast = np.linspace(0.05, 3.0, 200)
@@ -80,6 +85,23 @@ def test_the_two_presliding_elements_build_friction_over_travel_and_hold_it_at_r
     at_rest = law.torque_and_slope(np.zeros(6), np.zeros(6))[0]  # standing still after positive travel
     breakaway = np.array([law.steady_curve([0.0], j)[0] for j in range(6)])
     assert np.all(at_rest > 0.99 * breakaway) and np.all(at_rest <= breakaway)
+
+
+def test_a_joint_held_at_rest_in_the_plant_stays_still():
+    """Stopped after a move, every joint holds still (the friction's sign picks the direction's curve and the power
+    flow: picked by the sign of the velocity they flipped at rest, and the held joints chattered, std 0.2-0.45 Nm)."""
+    sim = SimulatedUR(robot="ur5e", truth=make_truth("ur5e", 4), rate_hz=500, initial_q_rad=HOME, noise=False,
+                      joint_friction=measured_friction("ur5e", 4))
+    sim.speed_j(np.full(6, 0.2), 2.0)
+    sim.step(250)
+    sim.speed_j(np.zeros(6), 2.0)
+    sim.step(250)
+    held = []
+    for _ in range(250):
+        sim.step()
+        held.append(sim.friction_torque_nm.copy())
+        assert np.max(np.abs(sim.qd_true_rad_s)) < 1e-4
+    assert np.max(np.std(held, axis=0)) < 1e-3
 
 
 def test_urs_model_knows_this_arms_curve_without_load_or_direction():
