@@ -60,7 +60,7 @@ class FrictionDesign:
     stribeck_velocity_rad_s: np.ndarray
     coulomb_velocity_rad_s: np.ndarray
     presliding_distance_rad: np.ndarray
-    #: per joint, the speed beyond which the speed-dependent columns continue along their tangent
+    #: per joint, the speed beyond which the viscous and quadratic columns continue along their tangent
     #: (dynamics/friction.py ``speed_range_rad_s``); None: nowhere (what a fit's columns are)
     speed_range_rad_s: np.ndarray | None = None
 
@@ -242,11 +242,10 @@ class ColumnCache:
         if "load_coefficient" in params and load_torque_nm is None:
             raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
         if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
-            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad),
-                   float(speed_range_rad_s))
+            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad))
             if key not in self._static:
                 self._static[key] = self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
-                                                  presliding_distance_rad, None, speed_range_rad_s)
+                                                  presliding_distance_rad, None)
             return self._static[key]
         return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
                              load_torque_nm, speed_range_rad_s)
@@ -362,7 +361,7 @@ def friction_torque_preprocessed(friction: FrictionParameters, data: Preprocesse
     for j in range(design.n_joints):
         cols = joint_columns(cache, design, j, load_torque_nm)
         out[:, j] = cols @ ext[j, [EXTENDED_FRICTION_NAMES.index(p) for p in design.joint_parameters(j)]]
-        if slope[j] > 0:  # beyond the identified speeds: the tangent (dynamics/friction.py)
+        if slope[j] > 0:  # beyond the identified speeds: the viscous law's tangent (dynamics/friction.py)
             out[:, j] += slope[j] * cache.beyond_range(j, float(friction.speed_range_rad_s[j]))
     return out
 
