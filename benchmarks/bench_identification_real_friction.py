@@ -288,7 +288,8 @@ def run_seed(robot: str, seed: int, *, train_s: float, validation_s: float, rate
     if ripple_nm is not None:
         runs = with_ripple(runs, ripple_nm, gains, seed)
         print(f"unmodelled ripple added to the currents: {ripple_nm.tolist()} Nm x sin(2 q + phase)")
-    print(f"\n=== {robot}, truth seed {seed} (friction '{friction}'): simulated in {time.perf_counter() - t0:.0f} s ===")
+    print(f"\n=== {robot}, truth seed {seed} (friction '{friction}'): simulated in "
+          f"{time.perf_counter() - t0:.0f} s ===")
     out = {}
     for rate in rates:
         factor = int(round(500 / int(rate.rstrip("j"))))

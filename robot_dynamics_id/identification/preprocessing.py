@@ -221,9 +221,10 @@ def estimate_cutoff_hz(velocity: np.ndarray, sample_rate_hz: float, *, energy_fr
 
     The motion's own bandwidth is what the dynamics must keep; noise lives above it. So each joint's
     white noise floor (the median level of the top quarter of the spectrum, :data:`NOISE_BAND_FRACTION`)
-    is taken off first (bins within :data:`NOISE_PEAK_FACTOR` of it hold no motion), and a joint left with less than :data:`MOTION_ENERGY_FRACTION` of its energy
-    (one that barely moves: its velocity is mostly noise) does not set the bandwidth: otherwise a single
-    still joint put its 99 % point in the noise and the cut-off at 0.4 fs, unfiltering every joint.
+    is taken off first (bins within :data:`NOISE_PEAK_FACTOR` of it hold no motion), and a joint left
+    with less than :data:`MOTION_ENERGY_FRACTION` of its energy (one that barely moves: its velocity is
+    mostly noise) does not set the bandwidth: otherwise a single still joint put its 99 % point in the
+    noise and the cut-off at 0.4 fs, unfiltering every joint.
     """
     v = np.atleast_2d(np.asarray(velocity, float))
     if v.shape[0] < 16:

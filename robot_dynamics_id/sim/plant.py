@@ -15,7 +15,8 @@ What is simulated, and how
   (dynamics/friction.py; sim/joint_friction.py), applied each physics substep opposing the
   motion (``joint_friction``: another law instead, e.g. sim/measured_friction.py, friction from a
   UR controller's joint calibration that the identifier's families cannot represent exactly).
-  The load-dependent term sees the links' true rigid-body torque at the substep's start (RNEA of the true links without rotor inertia, with the payload, at the previous
+  The load-dependent term sees the links' true rigid-body torque at the substep's start
+  (RNEA of the true links without rotor inertia, with the payload, at the previous
   substep's acceleration); the presliding state advances with each substep's position
   increment. Its slope near zero
   velocity is huge (sgn is smoothed over only 1e-3 rad/s), which an explicit step
