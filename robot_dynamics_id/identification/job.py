@@ -312,7 +312,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     from .baseline import BASELINE_DESCRIPTION
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
-    from .validation import doubtful_fits, training_data_notes, validate_recording
+    from .validation import doubtful_fits, speed_range_notes, training_data_notes, validate_recording
 
     _method_and_source(method, torque_source)
     if compare_baseline and validation_path is None:
@@ -399,8 +399,9 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vsignal = select_torque(vrec, signal.source, gains)
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
-        warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn)] + training_data_notes(data_path,
-                                                                                                   validation_path)
+        warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn,
+                                                       *speed_range_notes(result.model, vrec.qd_rad_s, names))]
+        warnings += training_data_notes(data_path, validation_path)
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm,
                                         cutoff_hz=scoring_cutoff_hz(1.0 / vrec.sample_period_s, result.data.cutoff_hz),
                                         preprocessing=options.preprocessing,
@@ -526,7 +527,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     ``payload``: ``rdi payload``'s payload.yaml, added to the model's last link (a run with it mounted).
     Returns the metrics with ``status`` ('ok' or 'doubtful'), ``problems`` and ``warnings``."""
     from .report import write_metrics, write_predictions
-    from .validation import doubtful_fits, training_data_notes, validate_recording
+    from .validation import doubtful_fits, speed_range_notes, training_data_notes, validate_recording
 
     _method_and_source("consistent", torque_source, VALIDATE_TORQUE_SOURCES)
     read = read or ReadOptions(ur_driver_topics=ur_driver_topics)
@@ -550,6 +551,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
                                   else "the model's drive gains")
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
+    notes += speed_range_notes(model, recording.qd_rad_s, rm.joint_names)
     signal = _validation_signal(recording, source, gains, record.get("torque_source"),
                                 from_model=torque_source == "model")
     if record.get("torque_source") in TORQUE_SOURCES and signal.source != record["torque_source"]:

@@ -50,8 +50,8 @@ from .friction_columns import friction_torque_preprocessed
 from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
-__all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "STATUSES", "ValidationResult", "doubtful_fits",
-           "predict_samples", "validate_recording"]
+__all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "SPEED_BEYOND_RANGE", "STATUSES",
+           "ValidationResult", "doubtful_fits", "predict_samples", "speed_range_notes", "validate_recording"]
 
 STATUSES = ("scored", "edge", "short_segment", "non_finite")
 #: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
@@ -61,6 +61,8 @@ DOUBTFUL_FIT_PERCENT = -50.0
 #: term does at least as well as the mean there, so a joint below it has a torque the model cannot hold (its
 #: drive gain or unit off, another robot's data), not a motion the model has not seen
 DOUBTFUL_TRAINING_FIT_PERCENT = 0.0
+#: a recording this many times faster than the speeds a joint's friction was identified over gets a note
+SPEED_BEYOND_RANGE = 1.2
 #: samples per chunk of the full-rate regressor (bounded memory for long recordings)
 CHUNK_SAMPLES = 20000
 
@@ -259,3 +261,35 @@ def training_data_notes(trained_on: str | Path | None, validated_on: str | Path)
     return [f"validated on {validated_on}, the recording the model was identified from: the scores show how well "
             "it fits its training data, not how it predicts; validate on another run (issue 15's protocol: a "
             "different trajectory, e.g. rdi excite plan --kind point-to-point)"]
+
+
+def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) -> list[str]:
+    """A note when a recording moves joints faster than their friction was identified over.
+
+    Beyond ``friction.speed_range_rad_s`` (dynamics/friction.py) the friction law is continued along its
+    viscous tangent, not measured: scores there test an extrapolation. A joint at more than
+    :data:`SPEED_BEYOND_RANGE` x its range is named. A model without a recorded range (a file written before
+    the range was recorded) is evaluated as fitted at every speed: one whose law bends down with speed (a
+    negative quadratic or viscous term) gets a note, as such a law turns over past its data."""
+    friction = model.friction
+    if not friction.bounded:
+        # only a law that can turn over needs the range: a negative quadratic or viscous term
+        turns = np.flatnonzero((friction.viscous_quadratic_nm_s2_per_rad2 < 0) | (friction.viscous_nm_s_per_rad < 0))
+        if not turns.size:
+            return []
+        return [f"the model records no speed range for its friction (friction.speed_range_rad_s; a model file "
+                f"written before it was recorded), and the law of {', '.join(joint_names[j] for j in turns)} bends "
+                "down with speed: it is evaluated as fitted at every speed, and turns over somewhere beyond its "
+                "training speeds; identify again to record the range"]
+    speed = np.abs(np.asarray(qd_rad_s, float))
+    top = np.max(np.where(np.isfinite(speed), speed, 0.0), axis=0)
+    limit = np.asarray(friction.speed_range_rad_s, float)
+    fast = np.flatnonzero(np.isfinite(limit) & (top > SPEED_BEYOND_RANGE * limit))
+    if not fast.size:
+        return []
+    listed = "; ".join(f"{joint_names[j]} {top[j]:.2f} rad/s, {top[j] / limit[j]:.1f}x its {limit[j]:.2f}"
+                       for j in fast)
+    return [f"these joints move faster than the speeds their friction was identified over "
+            f"(friction.speed_range_rad_s): {listed}. Friction there is the viscous law continued along its "
+            "tangent, so the scores at those speeds test an extrapolation. To predict such motion, identify from a "
+            "training run that reaches these speeds (rdi excite plan --velocity-scale)"]

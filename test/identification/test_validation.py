@@ -5,10 +5,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from robot_dynamics_id.dynamics.friction import FrictionParameters
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify, predict_preprocessed, prepare
 from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording
-from robot_dynamics_id.identification.validation import (DOUBTFUL_FIT_PERCENT, doubtful_fits, predict_samples,
-                                                         validate_recording)
+from robot_dynamics_id.identification.validation import (DOUBTFUL_FIT_PERCENT, SPEED_BEYOND_RANGE, doubtful_fits,
+                                                         predict_samples, speed_range_notes, validate_recording)
 from robot_dynamics_id.robots.model import load_robot
 
 GAINS = np.array([10.0, 10.0, 8.0, 6.0, 6.0, 6.0])
@@ -110,3 +111,31 @@ def test_a_fit_far_below_zero_is_doubtful():
     (problem,) = doubtful_fits({"fit_percent": [99.0, DOUBTFUL_FIT_PERCENT - 1, float("nan")]}, ["a", "b", "c"],
                                "validation")
     assert "b -51 %" in problem and "c nan %" in problem
+
+
+def test_a_recording_faster_than_the_identified_friction_is_named(setting):
+    """Beyond friction.speed_range_rad_s the law is extrapolated: validate says which joints go there."""
+    _, _, robot, models = setting
+    model = models["consistent"].model
+    names = list(robot.joint_names)
+    limit = model.friction.speed_range_rad_s
+    assert np.all(np.isfinite(limit)) and np.all(limit > 0)  # an identified model records its range
+    qd = np.vstack([-0.99 * SPEED_BEYOND_RANGE * limit, np.zeros_like(limit), [np.nan] * len(limit)])
+    assert speed_range_notes(model, qd, names) == []
+    qd[0, 2] = -2.0 * limit[2]  # either direction counts
+    (note,) = speed_range_notes(model, qd, names)
+    assert f"{names[2]} {2.0 * limit[2]:.2f} rad/s, 2.0x its {limit[2]:.2f}" in note
+    assert names[0] not in note and "--velocity-scale" in note
+
+
+def test_a_model_without_a_speed_range_is_noted_only_where_its_law_bends_down(setting):
+    _, _, robot, models = setting
+    model = models["consistent"].model
+    names = list(robot.joint_names)
+    n = len(names)
+    unbounded = replace(FrictionParameters.zeros(n), viscous_nm_s_per_rad=np.ones(n), coulomb_nm=np.ones(n))
+    qd = np.full((2, n), 100.0)
+    assert speed_range_notes(replace(model, friction=unbounded), qd, names) == []
+    bends = replace(unbounded, viscous_quadratic_nm_s2_per_rad2=np.array([0.0, -0.5] + [0.0] * (n - 2)), terms=None)
+    (note,) = speed_range_notes(replace(model, friction=bends), qd, names)
+    assert "no speed range" in note and f"law of {names[1]} bends" in note and names[0] not in note
