@@ -202,6 +202,16 @@ class FrictionParameters:
         """Has any joint a finite identified speed range (beyond which the law is extended)?"""
         return bool(np.any(np.isfinite(self.speed_range_rad_s)))
 
+    def unbounded_turnover_rad_s(self) -> np.ndarray:
+        """Per joint, the speed where the viscous law ``k_v qd + k_2 qd|qd|`` evaluated as written stops rising,
+        ``max(-k_v / (2 k_2), 0)`` for ``k_2 < 0`` (0 for ``k_v < 0``): past it the friction falls and in the end
+        drives the joint. Infinite where the law does not bend down or a speed range is recorded (beyond which
+        the law is extended, module doc); a model file written before the range was recorded has none. (n,)"""
+        k_v, k_2 = self.viscous_nm_s_per_rad, self.viscous_quadratic_nm_s2_per_rad2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            top = np.where(k_2 < 0, np.maximum(-k_v / (2.0 * k_2), 0.0), np.where(k_v < 0, 0.0, np.inf))
+        return np.where(np.isfinite(self.speed_range_rad_s), np.inf, top)
+
     def extension_slope(self) -> np.ndarray:
         """Per joint, the slope (Nm s/rad, >= 0) the viscous law ``k_v qd + k_2 qd|qd|`` continues with beyond
         ``speed_range_rad_s`` (module doc): ``max(k_v + 2 k_2 V, 0)``; 0 where the range is infinite."""

@@ -269,20 +269,19 @@ def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) ->
     Beyond ``friction.speed_range_rad_s`` (dynamics/friction.py) the friction law is continued along its
     viscous tangent, not measured: scores there test an extrapolation. A joint at more than
     :data:`SPEED_BEYOND_RANGE` x its range is named. A model without a recorded range (a file written before
-    the range was recorded) is evaluated as fitted at every speed: one whose law bends down with speed (a
-    negative quadratic or viscous term) gets a note, as such a law turns over past its data."""
+    the range was recorded) is evaluated as fitted at every speed: a joint the recording moves past the speed
+    where such a law stops rising (a negative quadratic or viscous term) gets a note."""
     friction = model.friction
-    if not friction.bounded:
-        # only a law that can turn over needs the range: a negative quadratic or viscous term
-        turns = np.flatnonzero((friction.viscous_quadratic_nm_s2_per_rad2 < 0) | (friction.viscous_nm_s_per_rad < 0))
-        if not turns.size:
-            return []
-        return [f"the model records no speed range for its friction (friction.speed_range_rad_s; a model file "
-                f"written before it was recorded), and the law of {', '.join(joint_names[j] for j in turns)} bends "
-                "down with speed: it is evaluated as fitted at every speed, and turns over somewhere beyond its "
-                "training speeds; identify again to record the range"]
     speed = np.abs(np.asarray(qd_rad_s, float))
     top = np.max(np.where(np.isfinite(speed), speed, 0.0), axis=0)
+    turnover = friction.unbounded_turnover_rad_s()
+    turns = np.flatnonzero(top > turnover)
+    if turns.size:
+        listed = "; ".join(f"{joint_names[j]} past {turnover[j]:.2f} rad/s (the recording: {top[j]:.2f})"
+                           for j in turns)
+        return [f"the model records no speed range for its friction (friction.speed_range_rad_s; a model file "
+                f"written before it was recorded), and its law, evaluated as fitted at every speed, falls with speed "
+                f"on {listed}: identify again to record the range"]
     limit = np.asarray(friction.speed_range_rad_s, float)
     fast = np.flatnonzero(np.isfinite(limit) & (top > SPEED_BEYOND_RANGE * limit))
     if not fast.size:

@@ -269,6 +269,26 @@ class DynamicModel:
             raise ModelFileError(f"{source}: malformed model file ({exc!r}); see the schema in "
                                  "robot_dynamics_id/io/model_file.py") from exc
 
+    def friction_turnover_note(self) -> str | None:
+        """A note naming the joints whose friction law, without a recorded speed range (a file written before
+        it was recorded), stops rising below the arm's velocity limits (any speed for an arm not built in): past
+        that speed it falls, and a feed-forward or observer built on it is wrong there (dynamics/friction.py).
+        None when there is none."""
+        from ..robots.description import get_robot
+
+        try:
+            limit = get_robot(self.robot).velocity_limit_rad_s
+        except ValueError:  # an arm from a URDF: its limits are not known here
+            limit = np.full(self.n_joints, np.inf)
+        turnover = self.friction.unbounded_turnover_rad_s()
+        turns = np.flatnonzero(turnover < limit)
+        if not turns.size:
+            return None
+        listed = ", ".join(f"{self.joint_names[j]} past {turnover[j]:.2f} rad/s" for j in turns)
+        return (f"the model records no speed range for its friction (friction.speed_range_rad_s), and its law, "
+                f"evaluated as fitted at every speed, falls with speed below the velocity limits ({listed}): "
+                "identify the model again to record the range")
+
     @classmethod
     def load(cls, path: str | Path) -> DynamicModel:
         path = Path(path)

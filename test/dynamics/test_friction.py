@@ -153,3 +153,13 @@ def test_beyond_the_identified_speeds_the_viscous_law_continues_along_its_tangen
     assert "speed_range_rad_s" not in concave.to_dict() and not FrictionParameters.from_dict(concave.to_dict()).bounded
     with pytest.raises(ValueError, match="speed_range_rad_s must be 3 speeds > 0"):
         FrictionParameters(**{**concave.__dict__, "speed_range_rad_s": np.array([0.5, 0.0, 1.0])})
+
+
+def test_a_law_without_a_range_that_bends_down_with_speed_is_found():
+    """A model file from before the range was recorded: where each joint's law stops rising, -k_v / (2 k_2)."""
+    law = _extended(viscous_quadratic_nm_s2_per_rad2=np.array([-0.25, 0.0, 0.3]),
+                    viscous_nm_s_per_rad=np.array([0.5, -0.1, 0.5]), presliding_distance_rad=np.zeros(3),
+                    load_coefficient=np.zeros(3), terms=("p2+poly", "p2", "p2+poly"))
+    np.testing.assert_allclose(law.unbounded_turnover_rad_s(), [1.0, 0.0, np.inf])
+    ranged = FrictionParameters(**{**law.__dict__, "speed_range_rad_s": np.array([1.0, np.inf, 1.0])})
+    np.testing.assert_allclose(ranged.unbounded_turnover_rad_s(), [np.inf, 0.0, np.inf])  # extended safely

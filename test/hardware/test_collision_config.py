@@ -42,3 +42,17 @@ def test_a_model_of_another_arm_is_refused_not_taken_for_a_collision(model_file)
     with pytest.raises(ParameterError, match="is a model of a ur3, the robot is a ur10e: give the model identified"):
         make_collision_detector({"model_file": model_file}, rate_hz=500.0, robot="ur10e")
     assert make_collision_detector({"model_file": model_file}, rate_hz=500.0, robot="ur3").robot == "ur3"
+
+
+def test_an_old_model_whose_friction_bends_down_without_a_range_is_noted(model_file, tmp_path):
+    from robot_dynamics_id.io.model_file import DynamicModel
+
+    model = DynamicModel.load(model_file)
+    assert make_collision_detector({"model_file": model_file}, rate_hz=500.0).notes == []
+    n = model.n_joints
+    old = replace(model.friction, viscous_quadratic_nm_s2_per_rad2=np.array([0.0, -0.4] + [0.0] * (n - 2)),
+                  load_coefficient=np.zeros(n), presliding_distance_rad=np.zeros(n), terms=None,
+                  speed_range_rad_s=np.full(n, np.inf))
+    path = str(replace(model, friction=old).save(tmp_path / "old.yaml"))
+    (note,) = make_collision_detector({"model_file": path}, rate_hz=500.0).notes
+    assert "no speed range" in note and model.joint_names[1] in note and "identify the model again" in note

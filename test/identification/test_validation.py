@@ -128,14 +128,16 @@ def test_a_recording_faster_than_the_identified_friction_is_named(setting):
     assert names[0] not in note and "--velocity-scale" in note
 
 
-def test_a_model_without_a_speed_range_is_noted_only_where_its_law_bends_down(setting):
+def test_a_model_without_a_speed_range_is_noted_where_the_recording_passes_its_laws_top(setting):
     _, _, robot, models = setting
     model = models["consistent"].model
     names = list(robot.joint_names)
     n = len(names)
     unbounded = replace(FrictionParameters.zeros(n), viscous_nm_s_per_rad=np.ones(n), coulomb_nm=np.ones(n))
     qd = np.full((2, n), 100.0)
-    assert speed_range_notes(replace(model, friction=unbounded), qd, names) == []
+    assert speed_range_notes(replace(model, friction=unbounded), qd, names) == []  # a law that keeps rising
     bends = replace(unbounded, viscous_quadratic_nm_s2_per_rad2=np.array([0.0, -0.5] + [0.0] * (n - 2)), terms=None)
-    (note,) = speed_range_notes(replace(model, friction=bends), qd, names)
-    assert "no speed range" in note and f"law of {names[1]} bends" in note and names[0] not in note
+    assert speed_range_notes(replace(model, friction=bends), np.full((2, n), 0.9), names) == []  # below its top
+    (note,) = speed_range_notes(replace(model, friction=bends), np.full((2, n), 1.5), names)
+    assert "no speed range" in note and f"{names[1]} past 1.00 rad/s (the recording: 1.50)" in note
+    assert names[0] not in note
