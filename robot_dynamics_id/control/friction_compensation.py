@@ -9,15 +9,15 @@ configured velocity (ControllerConfig.friction_compensation_velocity_rad_s: comp
 a friction whose sign flips faster than the loop can resolve risks a limit cycle in contact).
 A presliding state is not fed forward: at standstill the friction holds whatever torque the
 joint is given, so a fed-forward held torque would only push a resting joint. Beyond the speeds
-the model was identified over, the viscous law continues along its tangent (the model's
-``speed_range_rad_s``, dynamics/friction.py).
+the model was identified over, the fitted terms are held and the curve grows on from there,
+concave (the model's ``speed_range_rad_s``, dynamics/friction.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, FrictionParameters
+from ..dynamics.friction import SIGN_SMOOTHING_RAD_S, FrictionParameters, extension_growth
 
 __all__ = ["FrictionCompensation"]
 
@@ -41,16 +41,16 @@ class FrictionCompensation:
         self._inv_sign = 1.0 / smoothing
         self._inv_vk = 1.0 / np.maximum(fr.coulomb_velocity_rad_s, smoothing)
         self._same_smoothing = bool(np.all(self._inv_vk == self._inv_sign))
-        #: the identified speed range and the tangent's slope beyond it (None: the law everywhere)
+        #: the identified speed range and the growth's slope beyond it (None: the law everywhere)
         self._range = (fr.speed_range_rad_s, fr.extension_slope() * scale) if fr.bounded else None
 
     def torque(self, qd: np.ndarray, load_torque_nm: np.ndarray | None = None) -> np.ndarray:
         """Friction torque (Nm) at joint velocities ``qd``; ``load_torque_nm`` feeds the load-dependent term."""
-        beyond, v = None, qd  # v: the viscous law's velocity (within the identified range)
+        beyond, v = None, qd  # v: the fitted terms' velocity (within the identified range)
         if self._range is not None:
             v = np.clip(qd, -self._range[0], self._range[0])
             beyond = qd - v
-        r = qd * self._inv_xs
+        r = v * self._inv_xs
         r *= r
         r += 1.0
         if self._same_smoothing:
@@ -68,5 +68,5 @@ class FrictionCompensation:
             if load_torque_nm is not None:
                 tau += self._load * np.abs(load_torque_nm) * np.tanh(qd * self._inv_vk)
         if beyond is not None:
-            tau += self._range[1] * beyond
+            tau += extension_growth(self._range[0], self._range[1], beyond)
         return tau

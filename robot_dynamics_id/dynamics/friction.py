@@ -33,12 +33,19 @@ smoothing velocity for the Coulomb term::
   piecewise-linear motion: ``z_k = sgn_k + (z_{k-1} - sgn_k) exp(-|dq_k| / delta)``.
 
 * Beyond the speeds it was identified over (``speed_range_rad_s`` V, per joint; infinite unless
-  set): the viscous law ``k_v qd + k_2 qd|qd|`` continues along its tangent at V, the slope
-  ``k_v + 2 k_2 V`` clipped at >= 0. A polynomial bends where the data say it does and nowhere
-  else: a concave fit (``k_2 < 0``) extended past the fastest speed of its recording turns down
-  and soon pushes the joint (friction that adds energy); friction of real joints keeps rising.
-  The Stribeck term is bounded (it dies away as the law says) and keeps its form. The extension
-  is continuous at V (value, and slope while it is >= 0).
+  set) the fitted terms are held at V and the curve grows on from its value there, concave:
+
+      tau_f(qd) = tau_f(V sgn qd) + sgn(qd) 2 s V (sqrt(|qd| / V) - 1)          (|qd| > V)
+
+  whose slope is ``s`` at V and falls as ``s sqrt(V / |qd|)``. ``s`` is the steady curve's slope
+  at V, no steeper than its chord over [V/2, V], and >= 0. Why: a polynomial bends where the data
+  say it does and nowhere else, and its slope at the edge of the data is the least determined
+  thing about it. A concave fit (``k_2 < 0``) extended as written turns down and soon pushes the
+  joint (friction that adds energy); extended along a convex edge's tangent it soon doubles. The
+  joint-side curves of UR joints are concave over their whole speed range (a UR5e controller's
+  calibration, sim/measured_friction.py: the slope falls by about half from 0.5-1.5 to 1.5-3.2
+  rad/s, close to the square root's 1/sqrt(v)). Past V the law is an assumption, and this is a
+  bounded, stated one; validate names the joints a recording drives there.
 
 For fixed shape constants (x_s, v_k, delta) and a given ``tau_load`` the model is
 linear in (f_s, f_k, k_v, offset, mu, k_2): :func:`friction_basis` gives those
@@ -61,6 +68,7 @@ __all__ = [
     "bounded_speed",
     "check_presliding_distances",
     "dahl_state",
+    "extension_growth",
     "friction_basis",
     "friction_regressor",
     "friction_signs",
@@ -115,7 +123,7 @@ class FrictionParameters:
     ``terms``: per joint, the model family (``"p2"``, ``"p2+load"``, ..., see
     :func:`parse_terms`); derived from the non-zero parameters when not given.
     ``speed_range_rad_s``: per joint, the largest speed the law was identified over (module doc: beyond
-    it the viscous law continues along its tangent); default infinite (the law as written).
+    it the fitted terms are held and the curve grows on, concave); default infinite (the law as written).
     """
 
     static_nm: np.ndarray
@@ -213,11 +221,19 @@ class FrictionParameters:
         return np.where(np.isfinite(self.speed_range_rad_s), np.inf, top)
 
     def extension_slope(self) -> np.ndarray:
-        """Per joint, the slope (Nm s/rad, >= 0) the viscous law ``k_v qd + k_2 qd|qd|`` continues with beyond
-        ``speed_range_rad_s`` (module doc): ``max(k_v + 2 k_2 V, 0)``; 0 where the range is infinite."""
-        v = np.where(np.isfinite(self.speed_range_rad_s), self.speed_range_rad_s, 0.0)
-        slope = self.viscous_nm_s_per_rad + 2.0 * self.viscous_quadratic_nm_s2_per_rad2 * v
-        return np.where(np.isfinite(self.speed_range_rad_s), np.maximum(slope, 0.0), 0.0)
+        """Per joint, the slope ``s`` (Nm s/rad, >= 0) the curve grows on with beyond ``speed_range_rad_s`` V
+        (module doc): the steady curve's slope at V, at most its chord slope over [V/2, V], clipped at 0;
+        0 where the range is infinite."""
+        finite = np.isfinite(self.speed_range_rad_s)
+        v = np.where(finite, self.speed_range_rad_s, 1.0)
+        f_s, x_s = self.static_nm, self.stribeck_velocity_rad_s
+        k_v, k_2 = self.viscous_nm_s_per_rad, self.viscous_quadratic_nm_s2_per_rad2
+        r = (v / x_s) ** 2
+        tangent = k_v + 2.0 * k_2 * v - f_s * 2.0 * v / x_s**2 / (1.0 + r) ** 2
+        half = v / 2.0
+        chord = (f_s * (1.0 / (1.0 + r) - 1.0 / (1.0 + (half / x_s) ** 2)) + k_v * half
+                 + k_2 * (v**2 - half**2)) / half
+        return np.where(finite, np.maximum(np.minimum(tangent, chord), 0.0), 0.0)
 
     @property
     def is_p2(self) -> bool:
@@ -392,14 +408,14 @@ def friction_basis(qd_rad_s, stribeck_velocity_rad_s, static_sign, coulomb_sign,
     """The friction columns (N, n, 6) of every linear parameter, :data:`EXTENDED_FRICTION_NAMES` order.
 
     ``load_torque_nm`` (N, n): the link-side rigid-body torque; ``None`` gives a zero load column.
-    ``viscous_qd_rad_s``: the velocity of the viscous and quadratic columns when it differs from ``qd_rad_s``
-    (a model's speed range: :func:`bounded_speed`).
+    ``viscous_qd_rad_s``: the velocity of the Stribeck, viscous and quadratic columns when it differs from
+    ``qd_rad_s`` (a model's speed range: :func:`bounded_speed`; the signs stay those of ``qd_rad_s``).
     """
     qd = np.atleast_2d(np.asarray(qd_rad_s, float))
     v = qd if viscous_qd_rad_s is None else np.atleast_2d(np.asarray(viscous_qd_rad_s, float))
     x_s = np.asarray(stribeck_velocity_rad_s, float)
     out = np.empty(qd.shape + (_N_LINEAR,))
-    out[..., 0] = static_sign / (1.0 + (qd / x_s) ** 2)
+    out[..., 0] = static_sign / (1.0 + (v / x_s) ** 2)
     out[..., 1] = coulomb_sign
     out[..., 2] = v
     out[..., 3] = 1.0
@@ -431,18 +447,30 @@ def friction_torque(params: FrictionParameters, qd_rad_s: np.ndarray, *, load_to
     theta = params.extended_vector().reshape(-1, _N_LINEAR)
     tau = np.einsum("...jk,jk->...j", y, theta)
     if beyond is not None:
-        tau = tau + params.extension_slope() * beyond
+        tau = tau + extension_growth(params.speed_range_rad_s, params.extension_slope(), beyond)
     return tau.reshape(qd.shape)
 
 
 def bounded_speed(params: FrictionParameters, qd_rad_s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(qd clipped to +-``speed_range_rad_s``, the part beyond it) per joint; (qd, None) when no joint has a
-    finite range. The viscous law is evaluated at the first, its tangent extension takes the second."""
+    finite range. The fitted terms are evaluated at the first, :func:`extension_growth` takes the second."""
     qd = np.asarray(qd_rad_s, float)
     if not params.bounded:
         return qd, None
     inside = np.clip(qd, -params.speed_range_rad_s, params.speed_range_rad_s)
     return inside, qd - inside
+
+
+def extension_growth(speed_range_rad_s, slope, beyond_rad_s) -> np.ndarray:
+    """The friction added beyond the speed range V (module doc): ``sgn(b) 2 s V (sqrt(1 + |b| / V) - 1)`` for
+    the velocity ``b`` beyond +-V (:func:`bounded_speed`), slope ``s`` (:meth:`FrictionParameters.extension_slope`);
+    arrays broadcast per joint, 0 where V is infinite."""
+    v = np.asarray(speed_range_rad_s, float)
+    b = np.asarray(beyond_rad_s, float)
+    finite = np.isfinite(v)
+    v_safe = np.where(finite, v, 1.0)
+    grow = 2.0 * np.asarray(slope, float) * v_safe * (np.sqrt(1.0 + np.abs(b) / v_safe) - 1.0)
+    return np.where(finite, np.sign(b) * grow, 0.0)
 
 
 def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torque_nm=0.0) -> np.ndarray:
@@ -457,4 +485,5 @@ def steady_friction_curve(params: FrictionParameters, speed_rad_s, *, load_torqu
     theta = params.extended_vector().reshape(-1, _N_LINEAR).copy()
     theta[:, 3] = 0.0
     curve = np.einsum("mjk,jk->mj", y, theta)
-    return curve if beyond is None else curve + params.extension_slope() * beyond
+    return curve if beyond is None else curve + extension_growth(params.speed_range_rad_s,
+                                                                 params.extension_slope(), beyond)

@@ -28,6 +28,7 @@ from ..dynamics.friction import (
     SIGN_SMOOTHING_RAD_S,
     FrictionParameters,
     dahl_state,
+    extension_growth,
     parse_terms,
     terms_name,
 )
@@ -60,7 +61,7 @@ class FrictionDesign:
     stribeck_velocity_rad_s: np.ndarray
     coulomb_velocity_rad_s: np.ndarray
     presliding_distance_rad: np.ndarray
-    #: per joint, the speed beyond which the viscous and quadratic columns continue along their tangent
+    #: per joint, the speed at which the Stribeck, viscous and quadratic columns are held beyond it
     #: (dynamics/friction.py ``speed_range_rad_s``); None: nowhere (what a fit's columns are)
     speed_range_rad_s: np.ndarray | None = None
 
@@ -237,8 +238,8 @@ class ColumnCache:
                 presliding_distance_rad: float = 0.0, load_torque_nm: np.ndarray | None = None,
                 speed_range_rad_s: float = np.inf) -> np.ndarray:
         """Joint j's columns (N, len(params)) of the named linear parameters (:data:`EXTENDED_FRICTION_NAMES`);
-        the viscous and quadratic ones of the velocity clipped to ``speed_range_rad_s`` (a model's range:
-        :meth:`beyond_range` holds the rest; dynamics/friction.py)."""
+        the Stribeck, viscous and quadratic ones of the velocity clipped to ``speed_range_rad_s`` (a model's
+        range: :meth:`extension` adds the growth beyond it; dynamics/friction.py)."""
         if "load_coefficient" in params and load_torque_nm is None:
             raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
         if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
@@ -250,10 +251,12 @@ class ColumnCache:
         return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
                              load_torque_nm, speed_range_rad_s)
 
-    def beyond_range(self, j: int, speed_range_rad_s: float) -> np.ndarray:
-        """Joint j's velocity beyond +-``speed_range_rad_s`` (0 inside), parallel-filtered (N,)."""
-        return self.filtered([(qd[:, j] - np.clip(qd[:, j], -speed_range_rad_s, speed_range_rad_s))[:, None]
-                              for qd in self.qd])[:, 0]
+    def extension(self, j: int, speed_range_rad_s: float, slope: float) -> np.ndarray:
+        """Joint j's friction added beyond +-``speed_range_rad_s`` with ``slope`` (dynamics/friction.py
+        :func:`extension_growth`; 0 inside), parallel-filtered (N,)."""
+        return self.filtered([extension_growth(speed_range_rad_s, slope,
+                                               qd[:, j] - np.clip(qd[:, j], -speed_range_rad_s, speed_range_rad_s)
+                                               )[:, None] for qd in self.qd])[:, 0]
 
     def _columns(self, j: int, params: list[str], stribeck_velocity_rad_s: float, coulomb_velocity_rad_s: float,
                  presliding_distance_rad: float, load_torque_nm: np.ndarray | None,
@@ -261,7 +264,7 @@ class ColumnCache:
         parts = []
         for k, (qd_all, _) in enumerate(zip(self.qd, self.dq)):
             qd = qd_all[:, j]
-            # the viscous law within a model's speed range (beyond it, its tangent: beyond_range)
+            # the fitted terms within a model's speed range, held at it beyond (there: extension)
             qd_speed = np.clip(qd, -speed_range_rad_s, speed_range_rad_s) if np.isfinite(speed_range_rad_s) else qd
             if presliding_distance_rad > 0:
                 static = coulomb = self.dahl(j, presliding_distance_rad)[k]
@@ -269,7 +272,7 @@ class ColumnCache:
                 signs = self._tanh_signs(j, coulomb_velocity_rad_s)
                 static, coulomb = signs[0][k], signs[1][k]
             values = {
-                "static_nm": lambda: static / (1.0 + (qd / stribeck_velocity_rad_s) ** 2),
+                "static_nm": lambda: static / (1.0 + (qd_speed / stribeck_velocity_rad_s) ** 2),
                 "coulomb_nm": lambda: coulomb,
                 "viscous_nm_s_per_rad": lambda: qd_speed,
                 "offset_nm": lambda: np.ones_like(qd),
@@ -361,8 +364,8 @@ def friction_torque_preprocessed(friction: FrictionParameters, data: Preprocesse
     for j in range(design.n_joints):
         cols = joint_columns(cache, design, j, load_torque_nm)
         out[:, j] = cols @ ext[j, [EXTENDED_FRICTION_NAMES.index(p) for p in design.joint_parameters(j)]]
-        if slope[j] > 0:  # beyond the identified speeds: the viscous law's tangent (dynamics/friction.py)
-            out[:, j] += slope[j] * cache.beyond_range(j, float(friction.speed_range_rad_s[j]))
+        if slope[j] > 0:  # beyond the identified speeds the curve grows on from its value there (dynamics/friction.py)
+            out[:, j] += cache.extension(j, float(friction.speed_range_rad_s[j]), float(slope[j]))
     return out
 
 
@@ -387,9 +390,9 @@ def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, p
 
     Per joint, the steady sliding curve (sgn = 1; the load term is >= 0 by mu >= 0, the offset is
     not friction) at 0 and at ``points - 1`` speeds spread geometrically up to the joint's largest
-    speed V: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 >= 0``; and beyond V, where the model
-    continues the viscous law along its tangent (slope >= 0, dynamics/friction.py), the level it
-    tends to once the Stribeck term has died away: ``f_k + k_v V + k_2 V^2 >= 0``.
+    speed V: ``f_s / (1 + (v/x_s)^2) + f_k + k_v v + k_2 v^2 >= 0``. Beyond V the model holds the fitted
+    terms at V and only adds a growth >= 0 (dynamics/friction.py), so the row at V covers every speed
+    past it.
     """
     n = design.n_joints
     rows = []
@@ -398,8 +401,7 @@ def dissipativity_rows(design: FrictionDesign, max_speed_rad_s: np.ndarray, *, p
         speeds = np.concatenate([[0.0], np.geomspace(1e-3, v_max, points - 1)])
         idx = design.column_indices(j)
         params = design.joint_parameters(j)
-        for v, stribeck in [(v, 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2)) for v in speeds] + [
-                (v_max, 0.0)]:  # the last: the extension's level far beyond V
+        for v, stribeck in [(v, 1.0 / (1.0 + (v / design.stribeck_velocity_rad_s[j]) ** 2)) for v in speeds]:
             row = np.zeros(design.n_columns)
             values = {"static_nm": stribeck, "coulomb_nm": 1.0,
                       "viscous_nm_s_per_rad": v, "viscous_quadratic_nm_s2_per_rad2": v * v}

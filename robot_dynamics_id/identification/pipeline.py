@@ -22,8 +22,8 @@
    from the weighted solution;
 8. the model file (io/model_file.DynamicModel) with base parameters and standard
    deviations, the chosen friction model and the selection's held-out errors, per-joint
-   fit/RRE/RMS; the friction records the speeds it was identified over (beyond them its
-   viscous law continues along its tangent: dynamics/friction.py).
+   fit/RRE/RMS; the friction records the speeds it was identified over (beyond them the
+   fitted terms are held and the curve grows on, concave: dynamics/friction.py).
 
 The input is "recording-like": any object (or dict) with ``time_s``, ``q_rad`` and
 ``effort_nm`` or ``current_a`` arrays, optionally ``qd_rad_s`` — e.g.
@@ -422,7 +422,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     rotor = full[at: at + n] if options.rotor else np.zeros(n)
     at += n if options.rotor else 0
     friction = fit.design.parameters(full[at:]) if fit is not None else FrictionParameters.zeros(n)
-    if fit is not None:  # identified over these speeds only: beyond them the viscous law takes its tangent
+    if fit is not None:  # identified over these speeds only: beyond them the law is extended
         friction = replace(friction, speed_range_rad_s=friction_speed_range(data))
     base_consistent = combination @ full
     # The model's own prediction: a load-dependent term sees the links' torque of the parameters found (the

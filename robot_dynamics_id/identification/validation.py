@@ -266,8 +266,8 @@ def training_data_notes(trained_on: str | Path | None, validated_on: str | Path)
 def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) -> list[str]:
     """A note when a recording moves joints faster than their friction was identified over.
 
-    Beyond ``friction.speed_range_rad_s`` (dynamics/friction.py) the friction law is continued along its
-    viscous tangent, not measured: scores there test an extrapolation. A joint at more than
+    Beyond ``friction.speed_range_rad_s`` (dynamics/friction.py) the friction law is extended by a stated
+    rule, not measured: scores there test an extrapolation. A joint at more than
     :data:`SPEED_BEYOND_RANGE` x its range is named. A model without a recorded range (a file written before
     the range was recorded) is evaluated as fitted at every speed: a joint the recording moves past the speed
     where such a law stops rising (a negative quadratic or viscous term) gets a note."""
@@ -289,6 +289,6 @@ def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) ->
     listed = "; ".join(f"{joint_names[j]} {top[j]:.2f} rad/s, {top[j] / limit[j]:.1f}x its {limit[j]:.2f}"
                        for j in fast)
     return [f"these joints move faster than the speeds their friction was identified over "
-            f"(friction.speed_range_rad_s): {listed}. Friction there is the viscous law continued along its "
-            "tangent, so the scores at those speeds test an extrapolation. To predict such motion, identify from a "
-            "training run that reaches these speeds (rdi excite plan --velocity-scale)"]
+            f"(friction.speed_range_rad_s): {listed}. Friction there is the law extended past its data "
+            "(dynamics/friction.py), so the scores at those speeds test an extrapolation. To predict such motion, "
+            "identify from a training run that reaches these speeds (rdi excite plan --velocity-scale)"]

@@ -12,8 +12,8 @@ viscous law, Dahl presliding; dynamics/friction.py) together with its slope
   transmits: the caller passes the links' rigid-body torque (no rotor inertia, no
   friction) for the substep.
 * A model with an identified speed range (``speed_range_rad_s``, e.g. an identified model
-  simulated as the truth): beyond it the viscous law continues along its tangent, as
-  dynamics/friction.py evaluates it.
+  simulated as the truth): beyond it the fitted terms are held and the curve grows on from
+  there, as dynamics/friction.py evaluates it.
 * Presliding joints (``presliding_distance_rad > 0``): the sign functions are the Dahl
   state ``z`` (dynamics/friction.dahl_state), advanced after each substep with the
   joint's position increment by :meth:`JointFriction.advance`. ``z`` depends on
@@ -50,7 +50,7 @@ class JointFriction:
         #: does any joint carry a presliding state (else :meth:`advance` has nothing to do)
         self.any_presliding = bool(np.any(self.presliding))
         self.p2_only = friction.is_p2 and not friction.bounded
-        #: per joint (speed range, the tangent's slope beyond it); None: no range
+        #: per joint (speed range, the growth's slope at it); None: no range
         self._ranges = (list(zip(friction.speed_range_rad_s.tolist(), friction.extension_slope().tolist()))
                         if friction.bounded else None)
         self.needs_load_torque = friction.has_load_term
@@ -100,11 +100,11 @@ class JointFriction:
         torque = [0.0] * len(qd)
         slope = [0.0] * len(qd)
         for j, (v, f_s, f_k, k_v, offset, x_s, v_k) in enumerate(zip(qd, *self._p2_lists)):
-            w, beyond = v, 0.0  # w: the viscous law's velocity (at most the identified range)
+            w, beyond = v, 0.0  # w: the fitted terms' velocity (at most the identified range)
             if self._ranges is not None and abs(v) > self._ranges[j][0]:
                 w = math.copysign(self._ranges[j][0], v)
                 beyond = v - w
-            r = v / x_s
+            r = w / x_s
             denom = 1.0 + r * r
             th = tanh(v / eps)
             tk = tanh(v / v_k)
@@ -124,9 +124,14 @@ class JointFriction:
             k_2 = self._k_2_list[j]
             aw = abs(w)
             torque[j] = f_s * static_sign / denom + f_k * coulomb_sign + k_v * w + k_2 * w * aw + offset
-            # beyond the range the viscous law's tangent slope replaces its own
-            viscous_slope = k_v + 2.0 * k_2 * aw if beyond == 0.0 else self._ranges[j][1]
-            torque[j] += viscous_slope * beyond
-            slope[j] = (f_s * (d_static_sign / denom - static_sign * 2.0 * r / x_s / (denom * denom))
-                        + f_k * d_coulomb_sign + viscous_slope)
+            if beyond == 0.0:
+                d_static = d_static_sign / denom - static_sign * 2.0 * r / x_s / (denom * denom)
+                slope[j] = f_s * d_static + f_k * d_coulomb_sign + k_v + 2.0 * k_2 * aw
+                continue
+            # beyond the range: the terms held at it (only the signs vary) and the concave growth
+            # 2 s V (sqrt(1 + |b| / V) - 1), slope s / sqrt(1 + |b| / V) (dynamics/friction.py)
+            v_range, s_range = self._ranges[j]
+            root = math.sqrt(1.0 + abs(beyond) / v_range)
+            torque[j] += math.copysign(2.0 * s_range * v_range * (root - 1.0), beyond)
+            slope[j] = f_s * d_static_sign / denom + f_k * d_coulomb_sign + s_range / root
         return torque, slope

@@ -265,7 +265,7 @@ def test_friction_feed_forward_evaluates_the_extended_model(model):
     from robot_dynamics_id.sim.truth import nominal_friction
 
     rng = np.random.default_rng(2)
-    # and an identified model's speed range (beyond it the tangent: dynamics/friction.py), exercised past it
+    # and an identified model's speed range (beyond it the extension: dynamics/friction.py), exercised past it
     for fr in (nominal_friction("ur3", "real"),
                replace(nominal_friction("ur3", "real"), speed_range_rad_s=np.array([0.3, 0.5, 0.8, 1.0, 1.2, 0.4]))):
         ctl = _controller(replace(model, friction=fr), friction_compensation_velocity_rad_s=SIGN_SMOOTHING_RAD_S)

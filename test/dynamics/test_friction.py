@@ -115,13 +115,13 @@ def test_inconsistent_terms_and_values_are_refused():
     assert parse_terms("p2+presliding+load") == ("load", "presliding")
 
 
-def test_beyond_the_identified_speeds_the_viscous_law_continues_along_its_tangent():
-    """A concave fit (k_2 < 0) evaluated past its speed range V: the viscous law k_v qd + k_2 qd|qd| goes on along its
-    tangent at V (slope k_v + 2 k_2 V clipped at >= 0), continuous at V; the bounded Stribeck term keeps its form,
-    so far beyond V the friction still opposes the motion; inside V nothing changes; the load term and the signs
-    are untouched."""
-    concave = _extended(viscous_quadratic_nm_s2_per_rad2=np.full(3, -0.8), presliding_distance_rad=np.zeros(3),
-                        terms=("p2+load+poly",) * 3)
+def test_beyond_the_identified_speeds_the_curve_grows_on_concave_from_its_value_there():
+    """A fit evaluated past its speed range V: the fitted terms held at V and a growth 2 s V (sqrt(|qd|/V) - 1)
+    added, s the steady curve's slope at V (no steeper than its chord over [V/2, V], >= 0): continuous in value
+    and slope at V, concave beyond, never below the value at V; inside V nothing changes; the load term and the
+    signs are untouched."""
+    concave = _extended(viscous_quadratic_nm_s2_per_rad2=np.array([-0.8, -0.8, 0.6]),
+                        presliding_distance_rad=np.zeros(3), terms=("p2+load+poly",) * 3)
     v_max = np.array([0.5, 0.8, 1.0])
     bounded = FrictionParameters(**{**concave.__dict__, "speed_range_rad_s": v_max})
     load = np.full(3, 5.0)
@@ -129,20 +129,24 @@ def test_beyond_the_identified_speeds_the_viscous_law_continues_along_its_tangen
     np.testing.assert_allclose(friction_torque(bounded, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
                                friction_torque(concave, inside, load_torque_nm=np.broadcast_to(load, inside.shape)),
                                rtol=1e-12)
-    k_v, k_2 = concave.viscous_nm_s_per_rad, concave.viscous_quadratic_nm_s2_per_rad2
-    np.testing.assert_allclose(bounded.extension_slope(), np.maximum(k_v + 2 * k_2 * v_max, 0.0), rtol=1e-12)
-    assert np.any(k_v + 2 * k_2 * v_max < 0) and np.any(k_v + 2 * k_2 * v_max > 0)  # both sides of the clip
+    # s: the numerical slope of the fitted curve at V, or its chord over [V/2, V] where that is less (joint 2: a
+    # convex edge), clipped at 0 (joint 1: k_2 bends it down before V)
+    h = 1e-6
+    at_v = steady_friction_curve(concave, v_max).diagonal()
+    tangent = (at_v - steady_friction_curve(concave, v_max - h).diagonal()) / h
+    chord = (at_v - steady_friction_curve(concave, v_max / 2).diagonal()) / (v_max / 2)
+    np.testing.assert_allclose(bounded.extension_slope(), np.maximum(np.minimum(tangent, chord), 0.0), atol=1e-5)
+    assert tangent[0] > 0 > tangent[1] and tangent[2] > chord[2] > 0  # every branch of the rule is taken
     speeds = np.array([1.0, 2.0, 4.0, 8.0])
     curve = steady_friction_curve(bounded, speeds)
-    stribeck = concave.static_nm / (1.0 + (speeds[:, None] / concave.stribeck_velocity_rad_s) ** 2)
-    viscous_at_v = k_v * v_max + k_2 * v_max**2
-    np.testing.assert_allclose(curve, stribeck + concave.coulomb_nm + viscous_at_v
-                               + bounded.extension_slope() * (speeds[:, None] - v_max), rtol=1e-12)
-    # continuous at V
-    np.testing.assert_allclose(steady_friction_curve(bounded, v_max * (1 + 1e-9)).diagonal(),
-                               steady_friction_curve(concave, v_max).diagonal(), rtol=1e-8)
-    assert np.all(steady_friction_curve(concave, [8.0]) < 0)  # the unbounded concave law pushes the joint there
-    assert np.all(curve > 0)
+    s = bounded.extension_slope()
+    np.testing.assert_allclose(curve, at_v + 2 * s * v_max * (np.sqrt(speeds[:, None] / v_max) - 1), rtol=1e-12)
+    # continuous at V, in value and (where s is the tangent) in slope
+    np.testing.assert_allclose(steady_friction_curve(bounded, v_max * (1 + 1e-9)).diagonal(), at_v, rtol=1e-8)
+    just_past = (steady_friction_curve(bounded, v_max + h).diagonal() - at_v) / h
+    np.testing.assert_allclose(just_past[0], tangent[0], rtol=1e-4)
+    assert np.all(steady_friction_curve(concave, [8.0])[0, :2] < 0)  # the unbounded concave law pushes the joint there
+    assert np.all(curve >= at_v) and np.all(np.diff(np.diff(curve, axis=0) / np.diff(speeds)[:, None], axis=0) <= 0)
     # odd in qd, and the load term beside it as before
     fast = np.array([[-3.0, -3.0, -3.0], [3.0, 3.0, 3.0]])
     tau = friction_torque(bounded, fast, load_torque_nm=np.broadcast_to(load, fast.shape))

@@ -70,15 +70,15 @@ def test_columns_of_a_host_polled_recording_are_the_filtered_torque(friction_onl
     assert np.all(error < 0.005), error
 
 
-def test_beyond_a_models_speed_range_the_columns_take_its_tangent_and_a_fit_records_its_range(friction_only):
+def test_beyond_a_models_speed_range_the_columns_take_its_extension_and_a_fit_records_its_range(friction_only):
     """A model identified over slower speeds (range 0.2 rad/s; the joints reach 0.3): the parallel-filtered
-    prediction is the filtered torque of dynamics/friction.py's law with the tangent beyond the range; the range a
+    prediction is the filtered torque of dynamics/friction.py's law with its extension beyond the range; the range a
     fit records is the largest speed of the velocity its columns are evaluated on."""
     friction, t, q, qd, unbounded = friction_only
     bounded = replace(friction, speed_range_rad_s=np.full(6, 0.2))
     state = dahl_state(np.diff(q, axis=0, prepend=q[:1]), friction.presliding_distance_rad)
     tau = friction_torque(bounded, qd, presliding_state=state)
-    assert np.max(np.abs(tau - unbounded)) > 1e-3  # the concave law and its tangent part beyond 0.2 rad/s
+    assert np.max(np.abs(tau - unbounded)) > 1e-3  # the concave law and its extension part beyond 0.2 rad/s
     data, error = _parallel_error(bounded, t, q, qd, tau, np.arange(t.size))
     assert np.all(error < 1e-3), error
     np.testing.assert_allclose(friction_speed_range(data), np.abs(qd).max(axis=0), rtol=1e-12)

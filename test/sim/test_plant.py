@@ -414,7 +414,8 @@ def test_fused_friction_evaluation_equals_the_package_model():
     from robot_dynamics_id.sim.joint_friction import JointFriction
 
     p2 = make_truth("ur3", 13).friction
-    # also an identified model simulated as the truth: beyond its speed range the tangent (dynamics/friction.py)
+    # also an identified model simulated as the truth: beyond its speed range the held terms and the growth
+    # (dynamics/friction.py)
     bounded = replace(make_truth("ur3", 13, friction="real").friction, presliding_distance_rad=np.zeros(6),
                       terms=("p2+load+poly",) * 6, speed_range_rad_s=np.array([0.3, 0.5, 0.8, 1.0, 1.2, 0.4]))
     load = np.array([2.0, -10.0, 4.0, 1.0, -0.5, 0.1])
