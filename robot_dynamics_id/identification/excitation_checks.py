@@ -42,12 +42,13 @@ STANDSTILL_NOTE_FRACTION = 0.3
 
 
 def excitation_checks(condition_number: float, warnings=(), *, condition_number_p2: float | None = None,
-                      friction_terms=(), qd_rad_s=None) -> tuple[list[str], list[str]]:
+                      friction_terms=(), qd_rad_s=None, friction_chosen: bool = False) -> tuple[list[str], list[str]]:
     """(warnings, problems) about how well the data determine the model: the base regressor's column-normalised
     condition number above :data:`CONDITION_WARN` / :data:`CONDITION_DOUBTFUL` (a few seconds of motion, or one
     too poor: the fit may match the data and predict anything elsewhere; when the rigid body and P2 friction alone,
     ``condition_number_p2``, are well determined, the extended ``friction_terms`` chosen are named as the cause,
-    not the motion's length), a bag whose recording ended before
+    not the motion's length; ``friction_chosen``: the terms were chosen on held-out data, ``--friction-model auto``,
+    so the fix named is the excitation, not a simpler family), a bag whose recording ended before
     its excitation did (``warnings`` from the reader beginning with PARTIAL_EXCITATION), and one that lost part of
     its recording (a storage file missing, messages unreadable: :data:`~..io.bag_storage.DATA_LOST`), and training
     data (velocities ``qd_rad_s``) that stand still for more than :data:`STANDSTILL_NOTE_FRACTION` of the samples."""
@@ -60,12 +61,16 @@ def excitation_checks(condition_number: float, warnings=(), *, condition_number_
             "badly. Record a longer or richer excitation (rdi excite plan)")
     if condition_number_p2 is not None and condition_number_p2 <= CONDITION_WARN < condition_number:
         extended = sorted({t for t in friction_terms if t != "p2"})
-        text = (f"the data determine the extended friction terms chosen ({', '.join(extended)}) poorly: with them the "
-                f"regressor's condition number is {condition_number:.0f}, with the rigid body and P2 friction alone "
-                f"{condition_number_p2:.0f} (well determined: the motion is not too short). Their parameters trade "
-                "off against each other (the fitted friction curve less so); if the model predicts other motions "
-                "badly, fix the friction model (--friction-model p2, or a simpler family per joint), or record an "
-                "excitation that spans more speeds and loads")
+        text = (f"the data determine the extended friction terms ({', '.join(extended)}) poorly one by one: with "
+                f"them the regressor's condition number is {condition_number:.0f}, with the rigid body and P2 friction "
+                f"alone {condition_number_p2:.0f} (well determined: the motion is not too short). Their parameters "
+                "trade off against each other, the fitted friction curve much less")
+        text += (": the automatic choice kept them because they predicted held-out parts of the recording better "
+                 "(model.yaml provenance.friction_model). Read the curve (friction.png), not single friction "
+                 "parameters; to pin those down, record an excitation that spans more speeds and loads"
+                 if friction_chosen else
+                 "; if the model predicts other motions badly, let held-out data choose the terms (--friction-model "
+                 "auto), or record an excitation that spans more speeds and loads")
     # between the first and the last motion: rest before and after a run (a recorder started early) is no stop
     still, qd = 0.0, None if qd_rad_s is None else np.abs(np.asarray(qd_rad_s, float))
     moving = np.array([], int) if qd is None else np.flatnonzero(np.any(qd >= 0.02, axis=1))

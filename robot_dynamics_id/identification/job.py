@@ -378,7 +378,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
                         "negative (friction falling as the transmitted torque grows: not physical, an unconstrained "
                         "fit); --method consistent bounds it >= 0, or fix the terms with --friction-model")
     excitation_warnings, problems = excitation_checks(result.condition_number, recording.warnings, friction_terms=(
-        result.model.friction.terms), condition_number_p2=result.condition_number_p2, qd_rad_s=recording.qd_rad_s)
+        result.model.friction.terms), condition_number_p2=result.condition_number_p2, qd_rad_s=recording.qd_rad_s,
+        friction_chosen=friction_model == "auto")
     warnings += excitation_warnings
     problems += doubtful_fits(result.metrics, names, "training", training=True) + mount_problems(
         checks, rm, "training data")
