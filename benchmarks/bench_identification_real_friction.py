@@ -57,7 +57,7 @@ averaged, no load), and UR's model (target_current) then knows this arm's calibr
 
 ``--train-velocity-scale 0.25``: the training run planned at a quarter of the velocity limits (the README's first
 run on a real arm), so the validation runs go faster than the training did: with ``measured``, the identified curve
-is printed beyond the training speeds too (the model's tangent extension, dynamics/friction.py).
+is printed beyond the training speeds too (the model's extension past its range, dynamics/friction.py).
 
 Medians over the seeds; the acceptance (issue 15): ours <= 0.7 x OLS on every joint of both
 validation runs, identified friction parameters within 10 % of the truth where excited (``real`` only). Also
@@ -257,7 +257,7 @@ def with_ripple(runs: dict, ripple_nm: np.ndarray, gains: np.ndarray, seed: int)
 def measured_curve_lines(result, law, max_speed: np.ndarray, velocity_limit: np.ndarray) -> list[str]:
     """Per joint the identified steady friction curve against the law's (both directions averaged, no load) over
     the training run's speeds: relative RMS error and the largest gap; and beyond them, at 1.5 and 2 times the
-    training run's largest speed and at the joint's velocity limit (the model's tangent extension: its
+    training run's largest speed and at the joint's velocity limit (the model's extension past its
     ``speed_range_rad_s``)."""
     lines = []
     for j in range(law.n_joints):

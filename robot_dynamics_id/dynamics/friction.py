@@ -33,19 +33,22 @@ smoothing velocity for the Coulomb term::
   piecewise-linear motion: ``z_k = sgn_k + (z_{k-1} - sgn_k) exp(-|dq_k| / delta)``.
 
 * Beyond the speeds it was identified over (``speed_range_rad_s`` V, per joint; infinite unless
-  set) the fitted terms are held at V and the curve grows on from its value there, concave:
+  set) the Stribeck, viscous and quadratic terms are held at V (the signs, the Coulomb and the
+  load term stay as everywhere) and a concave growth is added:
 
-      tau_f(qd) = tau_f(V sgn qd) + sgn(qd) 2 s V (sqrt(|qd| / V) - 1)          (|qd| > V)
+      tau_f(qd) = [terms at V sgn qd] + sgn(qd) 2 s V (sqrt(|qd| / V) - 1)          (|qd| > V)
 
   whose slope is ``s`` at V and falls as ``s sqrt(V / |qd|)``. ``s`` is the steady curve's slope
   at V, no steeper than its chord over [V/2, V], and >= 0. Why: a polynomial bends where the data
   say it does and nowhere else, and its slope at the edge of the data is the least determined
   thing about it. A concave fit (``k_2 < 0``) extended as written turns down and soon pushes the
   joint (friction that adds energy); extended along a convex edge's tangent it soon doubles. The
-  joint-side curves of UR joints are concave over their whole speed range (a UR5e controller's
-  calibration, sim/measured_friction.py: the slope falls by about half from 0.5-1.5 to 1.5-3.2
-  rad/s, close to the square root's 1/sqrt(v)). Past V the law is an assumption, and this is a
-  bounded, stated one; validate names the joints a recording drives there.
+  joint-side curves of UR joints are concave (a UR5e controller's calibration, sim/measured_friction.py,
+  but for wrist 3's positive direction: the slope falls by about half from 0.5-1.5 to 1.5-3.2 rad/s,
+  close to the square root's 1/sqrt(v)); a joint that stays nearly linear is underestimated. The
+  slope is the whole curve's, so a Stribeck term still falling at V (f_s > 0) lowers it although
+  the term is held beyond V. Past V the law is an assumption, and this is a bounded, stated one;
+  validate names the joints a recording drives there.
 
 For fixed shape constants (x_s, v_k, delta) and a given ``tau_load`` the model is
 linear in (f_s, f_k, k_v, offset, mu, k_2): :func:`friction_basis` gives those
@@ -211,13 +214,15 @@ class FrictionParameters:
         return bool(np.any(np.isfinite(self.speed_range_rad_s)))
 
     def unbounded_turnover_rad_s(self) -> np.ndarray:
-        """Per joint, the speed where the viscous law ``k_v qd + k_2 qd|qd|`` evaluated as written stops rising,
-        ``max(-k_v / (2 k_2), 0)`` for ``k_2 < 0`` (0 for ``k_v < 0``): past it the friction falls and in the end
-        drives the joint. Infinite where the law does not bend down or a speed range is recorded (beyond which
-        the law is extended, module doc); a model file written before the range was recorded has none. (n,)"""
+        """Per joint, the speed past which the viscous law ``k_v qd + k_2 qd|qd|`` evaluated as written falls for
+        good: ``max(-k_v / (2 k_2), 0)`` for ``k_2 < 0``, 0 for ``k_2 = 0`` and ``k_v < 0``; past it the friction
+        in the end drives the joint. Infinite where the law rises at high speed (``k_2 > 0``, or ``k_2 = 0`` and
+        ``k_v >= 0``) or a speed range is recorded (beyond which the law is extended, module doc); a model file
+        written before the range was recorded has none. (n,)"""
         k_v, k_2 = self.viscous_nm_s_per_rad, self.viscous_quadratic_nm_s2_per_rad2
         with np.errstate(divide="ignore", invalid="ignore"):
-            top = np.where(k_2 < 0, np.maximum(-k_v / (2.0 * k_2), 0.0), np.where(k_v < 0, 0.0, np.inf))
+            top = np.where(k_2 < 0, np.maximum(-k_v / (2.0 * k_2), 0.0),
+                           np.where((k_2 == 0) & (k_v < 0), 0.0, np.inf))
         return np.where(np.isfinite(self.speed_range_rad_s), np.inf, top)
 
     def extension_slope(self) -> np.ndarray:

@@ -66,8 +66,9 @@ def excitation_checks(condition_number: float, warnings=(), *, condition_number_
                 f"alone {condition_number_p2:.0f} (well determined: the motion is not too short). Their parameters "
                 "trade off against each other, the fitted friction curve much less")
         text += (": the automatic choice kept them because they predicted held-out parts of the recording better "
-                 "(model.yaml provenance.friction_model). Read the curve (friction.png), not single friction "
-                 "parameters; to pin those down, record an excitation that spans more speeds and loads"
+                 "(model.yaml provenance.friction_model). Read the friction curve they make (friction.png, or "
+                 "dynamics.friction.steady_friction_curve of model.yaml), not single friction parameters; to pin "
+                 "those down, record an excitation that spans more speeds and loads"
                  if friction_chosen else
                  "; if the model predicts other motions badly, let held-out data choose the terms (--friction-model "
                  "auto), or record an excitation that spans more speeds and loads")

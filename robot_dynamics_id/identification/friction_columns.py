@@ -243,10 +243,11 @@ class ColumnCache:
         if "load_coefficient" in params and load_torque_nm is None:
             raise ValueError(f"joint {j + 1} has a load-dependent friction term: pass load_torque_nm")
         if params == ["static_nm"]:  # the searches ask for the same Stribeck columns again and again
-            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad))
+            key = (j, float(stribeck_velocity_rad_s), float(coulomb_velocity_rad_s), float(presliding_distance_rad),
+                   float(speed_range_rad_s))  # a model's range holds the Stribeck column too
             if key not in self._static:
                 self._static[key] = self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s,
-                                                  presliding_distance_rad, None)
+                                                  presliding_distance_rad, None, speed_range_rad_s)
             return self._static[key]
         return self._columns(j, params, stribeck_velocity_rad_s, coulomb_velocity_rad_s, presliding_distance_rad,
                              load_torque_nm, speed_range_rad_s)

@@ -31,8 +31,9 @@ def test_a_poor_condition_number_names_the_extended_friction_terms_when_the_rest
     """The condition number grows with the friction terms chosen automatically (a review: 125 with the true gains,
     379 with gains 30 % off, 14.4 with p2 alone, one recording): when the rigid body and P2 friction alone are well
     determined, the warning names the terms and the fixes for them, not "record a longer excitation". Terms the
-    automatic choice kept on held-out data are not to be simplified away (an independent review: following that
-    advice made the held-out errors 2-4x larger): the fix named then is the excitation."""
+    automatic choice kept on held-out data are not to be simplified away (on recordings generated outside the
+    package, following that advice made the held-out errors 1.8-4.8x larger: benchmarks/RESULTS.md): the fix
+    named then is the excitation."""
     from robot_dynamics_id.identification.excitation_checks import CONDITION_WARN, excitation_checks
 
     terms = ("p2+load+poly", "p2", "p2+load+poly", "p2+presliding", "p2", "p2")

@@ -82,6 +82,12 @@ def test_beyond_a_models_speed_range_the_columns_take_its_extension_and_a_fit_re
     data, error = _parallel_error(bounded, t, q, qd, tau, np.arange(t.size))
     assert np.all(error < 1e-3), error
     np.testing.assert_allclose(friction_speed_range(data), np.abs(qd).max(axis=0), rtol=1e-12)
+    # the Stribeck column alone (a cached path the searches use) is held at the range like the others
+    cache = ColumnCache(data)
+    shape = dict(stribeck_velocity_rad_s=0.5, coulomb_velocity_rad_s=0.01, speed_range_rad_s=0.2)
+    alone = cache.columns(0, ["static_nm"], **shape)[:, 0]
+    np.testing.assert_allclose(alone, cache.columns(0, ["static_nm", "coulomb_nm"], **shape)[:, 0], rtol=1e-12)
+    assert np.max(np.abs(alone - cache.columns(0, ["static_nm"], **{**shape, "speed_range_rad_s": np.inf})[:, 0])) > 1e-3
 
 
 def test_presliding_travel_follows_how_the_recorded_velocity_is_timed(friction_only):

@@ -120,6 +120,12 @@ def test_consistent_estimate_keeps_a_negative_static_term_and_loses_nothing(real
     assert np.all(consistent.model.friction.static_nm[:3] < 0)
     assert consistent.physically_consistent_links.all()
     assert consistent.consistent.info["min_inequality"] >= -1e-9
+    # the friction it records dissipates at every speed: over its range, and past it, where the model extends it
+    friction = consistent.model.friction
+    speeds = np.concatenate([np.geomspace(1e-3, 1.0, 20)[:, None] * friction.speed_range_rad_s,
+                             np.geomspace(1.0, 20.0, 20)[:, None] * friction.speed_range_rad_s])
+    curve = np.array([steady_friction_curve(friction, v).diagonal() for v in speeds])
+    assert np.all(curve >= -1e-6), curve.min(axis=0)
 
 
 def test_dissipativity_rows_describe_the_steady_curve():

@@ -51,7 +51,7 @@ def test_noisy_identification_fits_validation_and_is_consistent(tmp_path):
     metrics = validate(result.model, check, "ur3", cutoff_hz=result.data.cutoff_hz)
     assert min(metrics["fit_percent"]) >= 97.0, metrics["fit_percent"]
 
-    # the friction law holds over the training speeds; beyond them the model continues it along its tangent
+    # the friction law holds over the training speeds; beyond them the model extends it (dynamics/friction.py)
     np.testing.assert_allclose(result.model.friction.speed_range_rad_s, np.abs(train.qd_rad_s).max(axis=0),
                                rtol=1e-12)
 
