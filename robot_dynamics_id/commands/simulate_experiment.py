@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 COMMAND = "simulate-experiment"
+#: below this a CSV's Nyquist frequency is at the identifier's automatic cut-off (a few Hz): nothing to identify
+MIN_CSV_RATE_HZ = 10.0
 HELP = "run the identification experiment on the simulated arm (no ROS) and write a bag + the true model"
 
 _GENERATED = ("prbs", "fourier")
@@ -138,6 +140,10 @@ def _validate(args: argparse.Namespace):
         if not (args.csv_rate > 0 and factor >= 1.0 - 1e-9 and abs(factor - round(factor)) < 1e-6):
             raise ValueError(f"--csv-rate must divide the controller rate --rate {args.rate:g} Hz (e.g. "
                              f"{args.rate / 5:g} for every 5th sample), got {args.csv_rate:g}")
+        if args.csv_rate < MIN_CSV_RATE_HZ:
+            raise ValueError(f"--csv-rate {args.csv_rate:g} Hz: a recording below {MIN_CSV_RATE_HZ:g} Hz cannot hold "
+                             "the motion the identifier filters (it passes a few Hz; the samples must resolve it): "
+                             f"use {MIN_CSV_RATE_HZ:g} Hz or more (ur_rtde recordings are typically 100-500 Hz)")
         if args.csv is None and args.known_payload_csv is None:
             raise ValueError("--csv-rate sets the rate of the CSV: give --csv OUT.csv (or --known-payload-csv) too")
     if args.truth_seed < -1:

@@ -154,6 +154,7 @@ def test_fourier_is_planned_with_the_seed(tmp_path, capsys):
     (["--drive-gains", "10,10"], "--drive-gains needs 6 positive values"),
     (["--csv", "run.csv", "--csv-rate", "300"], "--csv-rate must divide the controller rate --rate 500 Hz"),
     (["--csv", "run.csv", "--csv-rate", "1000"], "--csv-rate must divide"),
+    (["--csv", "run.csv", "--csv-rate", "0.5"], "--csv-rate 0.5 Hz: a recording below 10 Hz cannot hold"),
     (["--csv-rate", "100"], "give --csv OUT.csv"),
 ])
 def test_bad_arguments_give_clear_errors(tmp_path, capsys, argv, message):
