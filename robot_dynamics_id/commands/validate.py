@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.job import EXIT_DOUBTFUL, run_validate
+    from ..identification.job import EXIT_DOUBTFUL
+    from ..identification.validate_job import run_validate
 
     check_collision_arguments(args)  # before the validation writes anything
     metrics = run_validate(args.model, args.data, out_dir=args.out, torque_source=args.torque_source,

@@ -78,9 +78,8 @@ def make_collision_detector(p: dict, *, rate_hz: float | None, joint_names=None,
                 f"{path}'s thresholds were measured with a {float(measured_kg):g} kg tool, the observer carries "
                 f"{mass:g} kg (payload_kg): if the mounted tool is not the declared one, its weight reads as a "
                 "collision or hides one (measure them with it: rdi validate --collision-thresholds --payload FILE)")
-        turnover = model.friction_turnover_note()
-        if turnover:  # the observer's friction falls past that speed: it reads as a collision there
-            detector.notes.append(f"{path}: {turnover}")
+        # a doubtful model, or friction falling past some speed: either reads as a collision where it is wrong
+        detector.notes += [f"{path} {note}" for note in model.notes_for_use()]
         return detector
     except (ModelFileError, CollisionModelError) as exc:
         raise ParameterError(f"parameter 'model_file': {exc}") from None

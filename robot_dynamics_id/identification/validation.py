@@ -51,7 +51,8 @@ from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
 __all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "SPEED_BEYOND_RANGE", "STATUSES",
-           "ValidationResult", "doubtful_fits", "predict_samples", "speed_range_notes", "validate_recording"]
+           "ValidationResult", "doubtful_fits", "predict_samples", "speed_range_notes", "validate_recording",
+           "validation_notes"]
 
 STATUSES = ("scored", "edge", "short_segment", "non_finite")
 #: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
@@ -292,3 +293,10 @@ def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) ->
             f"(friction.speed_range_rad_s): {listed}. Friction there is the law extended past its data "
             "(dynamics/friction.py), so the scores at those speeds test an extrapolation. To predict such motion, "
             "identify from a training run that reaches these speeds (rdi excite plan --velocity-scale)"]
+
+
+def validation_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names, *, trained_on: str | Path | None,
+                     validated_on: str | Path) -> list[str]:
+    """What a score on this recording does not show: the training data again (:func:`training_data_notes`),
+    speeds past the friction's identified range (:func:`speed_range_notes`)."""
+    return training_data_notes(trained_on, validated_on) + speed_range_notes(model, qd_rad_s, joint_names)

@@ -269,6 +269,16 @@ class DynamicModel:
             raise ModelFileError(f"{source}: malformed model file ({exc!r}); see the schema in "
                                  "robot_dynamics_id/io/model_file.py") from exc
 
+    def notes_for_use(self) -> list[str]:
+        """What a controller or observer built on this model should warn about: a result identified as doubtful
+        (its problems), a friction law that falls with speed below the velocity limits
+        (:meth:`friction_turnover_note`)."""
+        notes = []
+        if self.provenance.get("status") == "doubtful":
+            notes.append("was identified as DOUBTFUL: " + "; ".join(self.provenance.get("problems") or []))
+        turnover = self.friction_turnover_note()
+        return notes + ([turnover] if turnover else [])
+
     def friction_turnover_note(self) -> str | None:
         """A note naming the joints whose friction law, without a recorded speed range (a file written before
         it was recorded), stops rising below the arm's velocity limits (any speed for an arm not built in): past
@@ -285,7 +295,7 @@ class DynamicModel:
         if not turns.size:
             return None
         listed = ", ".join(f"{self.joint_names[j]} past {turnover[j]:.2f} rad/s" for j in turns)
-        return (f"the model records no speed range for its friction (friction.speed_range_rad_s), and its law, "
+        return (f"records no speed range for its friction (friction.speed_range_rad_s), and its law, "
                 f"evaluated as fitted at every speed, falls with speed below the velocity limits ({listed}): "
                 "identify the model again to record the range")
 

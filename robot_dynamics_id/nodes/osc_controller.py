@@ -100,11 +100,8 @@ class OscControllerNode(Node):
             model = DynamicModel.load(p["model_file"]) if p["model_file"] else None
         except (ModelFileError, ValueError, FileNotFoundError) as exc:
             raise ParameterError(f"parameter 'model_file': {exc}") from None
-        if model is not None and model.provenance.get("status") == "doubtful":
-            self.get_logger().warning(f"model_file {p['model_file']} was identified as DOUBTFUL: "
-                                      + "; ".join(model.provenance.get("problems") or []))
-        if model is not None and model.friction_turnover_note():  # the feed-forward turns over past that speed
-            self.get_logger().warning(f"model_file {p['model_file']}: {model.friction_turnover_note()}")
+        for note in model.notes_for_use() if model is not None else ():
+            self.get_logger().warning(f"model_file {p['model_file']} {note}")
         self.connection = check_choice("robot_connection", p["robot_connection"], ("direct", "topics"))
         self.robot_config = direct_robot_config(p) if self.connection == "direct" else None
         self.robot_name = robot_name = controller_robot(p, None if model is None else model.robot, self.robot_config)

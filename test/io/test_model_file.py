@@ -62,3 +62,23 @@ def test_the_mount_is_recorded_and_files_without_it_are_a_floor_mount(tmp_path):
     data["gravity_m_s2"] = [0.0, 0.0, -1.0]
     with pytest.raises(ModelFileError, match="gravity_m_s2: .*floor mount is 0,0,-9.81"):
         DynamicModel.from_dict(data, source="bad.yaml")
+
+
+def test_a_controller_is_told_of_a_doubtful_model_and_of_friction_that_falls_before_the_velocity_limits():
+    """notes_for_use (osc_controller, collision observer): a doubtful result's problems; a friction law without
+    a speed range (a file from before it was recorded) that stops rising below the arm's velocity limits."""
+    model = perturbed_truth("ur3", seed=2, relative=0.1)
+    n = model.n_joints
+    assert model.notes_for_use() == []
+    doubtful = replace(model, provenance={"status": "doubtful", "problems": ["training fit is below zero"]})
+    assert doubtful.notes_for_use() == ["was identified as DOUBTFUL: training fit is below zero"]
+    falls = np.zeros(n)
+    falls[1] = -0.5  # k_v + 2 k_2 v = 0 at v = k_v: below the UR3's 3.14 rad/s for k_v < 3.14
+    friction = replace(model.friction, viscous_nm_s_per_rad=np.full(n, 1.0), viscous_quadratic_nm_s2_per_rad2=falls,
+                       load_coefficient=np.zeros(n), presliding_distance_rad=np.zeros(n), terms=None)
+    (note,) = replace(model, friction=friction).notes_for_use()
+    assert note.startswith("records no speed range") and f"{model.joint_names[1]} past 1.00 rad/s" in note
+    ranged = replace(friction, speed_range_rad_s=np.full(n, 0.8))
+    assert replace(model, friction=ranged).notes_for_use() == []  # a recorded range extends the law safely
+    slow_top = replace(friction, viscous_quadratic_nm_s2_per_rad2=np.where(falls < 0, -0.1, 0.0), terms=None)
+    assert replace(model, friction=slow_top).notes_for_use() == []  # its top, 5 rad/s, is past the limits
