@@ -20,7 +20,9 @@ lab does:
   model); q with encoder-level noise, qd with 2 mrad/s; TCP pose by forward kinematics; ~100 Hz
   with a host-polled recorder's uneven steps (8, 10 or 12 ms). Training: a 30 s Fourier run
   (5 harmonics of 0.1 Hz); validation: a 40 s Fourier run of other coefficients and a 40 s
-  point-to-point run (quintic moves, rests of 0.6-1.4 s).
+  point-to-point run (quintic moves, rests of 0.6-1.4 s). ``--train-speed-scale S`` plans the
+  training run's peak speeds at S x the validation Fourier run's (the validation runs then test the
+  friction past the speeds it was identified over).
 * **Scored** as issue 15 scores: moving samples (|qd| > 0.02 rad/s), RRE = rms(pred - meas) /
   rms(meas), meas = current x gain low-passed at 10 Hz (Butterworth, 4th order, zero phase), every
   prediction low-passed the same way. Ours: ``predictions.csv`` of ``rdi validate``. Baseline:
@@ -132,7 +134,7 @@ def true_friction_nm(q, qd, tau_links, scale: float) -> np.ndarray:
 
 
 def fourier(duration_s: float, rng: np.random.Generator, harmonics: int = 5, base_hz: float = 0.1,
-            rest_s: float = 1.0):
+            rest_s: float = 1.0, speed_scale: float = 1.0):
     """Whole periods of a Fourier series from rest (q, qd, qdd zero-mean at the ends) between two rests."""
     w = 2 * np.pi * base_hz
     t = np.arange(0, duration_s + 1e-9, DT_S)
@@ -149,7 +151,7 @@ def fourier(duration_s: float, rng: np.random.Generator, harmonics: int = 5, bas
         qj = np.sin(phase) @ (a / (w * k)) - np.cos(phase) @ (b / (w * k)) + (b / (w * k)).sum()
         vj = np.cos(phase) @ a + np.sin(phase) @ b
         aj = -np.sin(phase) @ (a * w * k) + np.cos(phase) @ (b * w * k)
-        scale = min(FOURIER_PEAK_RAD_S[j] / np.abs(vj).max(), HALF_RANGE_RAD[j] / np.abs(qj).max())
+        scale = min(speed_scale * FOURIER_PEAK_RAD_S[j] / np.abs(vj).max(), HALF_RANGE_RAD[j] / np.abs(qj).max())
         q[:, j], qd[:, j], qdd[:, j] = Q0_RAD[j] + scale * qj, scale * vj, scale * aj
     still = (t < rest_s) | (t > rest_s + periods / base_hz)
     qd[still] = qdd[still] = 0
@@ -225,14 +227,14 @@ def write_recording(path: Path, arm: pin.Model, motion, friction_scale: float, r
     np.savetxt(path, table, delimiter=",", fmt="%.6f", header=",".join(header), comments="")
 
 
-def generate(directory: Path, seed: int) -> None:
+def generate(directory: Path, seed: int, train_speed_scale: float = 1.0) -> None:
     rng = np.random.default_rng(seed)
     arm = true_arm(rng)
-    for name, motion_seed, make, scale in (("train", 100, fourier, 1.0), ("val_fourier", 200, fourier, 0.97),
-                                           ("val_ptp", 300, point_to_point, 0.97)):
+    for name, motion_seed, friction_scale in (("train", 100, 1.0), ("val_fourier", 200, 0.97), ("val_ptp", 300, 0.97)):
         run_rng = np.random.default_rng(seed + motion_seed)
-        duration = 32.0 if name == "train" else (42.0 if make is fourier else 40.0)
-        write_recording(directory / f"{name}.csv", arm, make(duration, run_rng), scale, run_rng)
+        motion = (fourier(32.0, run_rng, speed_scale=train_speed_scale) if name == "train" else
+                  fourier(42.0, run_rng) if name == "val_fourier" else point_to_point(40.0, run_rng))
+        write_recording(directory / f"{name}.csv", arm, motion, friction_scale, run_rng)
 
 
 # --- scoring (issue 15's protocol)
@@ -288,11 +290,11 @@ def rdi(*args: str) -> int:
     return done.returncode
 
 
-def run_seed(seed: int, cache: Path) -> dict:
-    data = cache / f"seed{seed}"
+def run_seed(seed: int, cache: Path, train_speed_scale: float = 1.0) -> dict:
+    data = cache / (f"seed{seed}" if train_speed_scale == 1.0 else f"seed{seed}_train{train_speed_scale:g}")
     if not (data / "val_ptp.csv").is_file():
         data.mkdir(parents=True, exist_ok=True)
-        generate(data, seed)
+        generate(data, seed, train_speed_scale)
     gains = ",".join(f"{g:g}" for g in GAIN_NM_PER_A)
     with tempfile.TemporaryDirectory() as work:
         out = Path(work)
@@ -323,17 +325,22 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="7,11,23", help="truth seeds (default 7,11,23)")
     parser.add_argument("--cache", type=Path, default=None, help="keep the generated recordings in DIR")
+    parser.add_argument("--train-speed-scale", type=float, default=1.0, metavar="S",
+                        help="plan the training run's peak speeds at S x the validation Fourier run's (e.g. 0.5: the "
+                             "validation runs then go up to twice as fast as the training did; default 1)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _machine import report_load  # benchmarks/_machine.py
 
     report_load()
     seeds = [int(s) for s in args.seeds.split(",")]
+    if not 0 < args.train_speed_scale <= 2:
+        parser.error(f"--train-speed-scale must be in (0, 2], got {args.train_speed_scale:g}")
     cache = args.cache or Path(tempfile.mkdtemp(prefix="rdi_independent_"))
     worst = {"ours/OLS": 0.0, "ours/UR": 0.0}
     failed = False
     for seed in seeds:
-        result = run_seed(seed, cache)
+        result = run_seed(seed, cache, args.train_speed_scale)
         print(f"\n=== truth seed {seed}: exit codes {json.dumps(result['codes'])}")
         failed |= any(code != 0 for code in result["codes"].values())
         for run, s in result["scores"].items():
