@@ -33,6 +33,8 @@ __all__ = [
     "ConsistentEstimate",
     "LinearEstimate",
     "NormalEquations",
+    "block_robust_covariance",
+    "time_blocks",
     "compress",
     "iteratively_reweighted_least_squares",
     "ordinary_least_squares",
@@ -107,6 +109,52 @@ def _solve_weighted(w: np.ndarray, y: np.ndarray, row_weights: np.ndarray, n_joi
     return LinearEstimate(parameters=x, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
                           residual_rms_nm=per_joint_rms(residual, n_joints), row_weights=row_weights,
                           method=method, iterations=iterations)
+
+
+def block_robust_covariance(w, y, parameters, row_weights, n_joints: int, block_id) -> np.ndarray:
+    """Covariance of a weighted least-squares estimate whose residuals are correlated in time (batch means).
+
+    The textbook ``s^2 (W^T Omega W)^-1`` counts every row as an independent measurement; low-passed
+    torques and a model error that follows the trajectory are correlated over many samples, so it is too
+    small. The sandwich (White; with contiguous blocks of samples as clusters, Kiefer & Vogelsang's batch
+    means):
+
+        H = W^T Omega W,   g_b = sum_{rows k of block b} W_k^T Omega_k e_k,   e = y - W x
+        cov = B / (B - 1)  H^-1 (sum_b g_b g_b^T) H^-1
+
+    ``block_id`` (one per sample: rows k*n .. k*n+n-1 share it) numbers the blocks; a block should span
+    several correlation times of the residual and never two recording segments. ``row_weights`` is
+    Omega's diagonal (0 = row left out). The estimate's score sums to zero, so the blocks' scores are
+    centred; with fewer blocks than parameters the sum is rank-deficient, but each variance is still a
+    B-term average (its own relative error ~ 1/sqrt(2B))."""
+    w, y = _check(w, y, n_joints)
+    weights = np.asarray(row_weights, float)
+    residual = (y - w @ np.asarray(parameters, float)) * weights
+    blocks = np.repeat(np.asarray(block_id), n_joints)
+    _, index = np.unique(blocks, return_inverse=True)
+    n_blocks = int(index.max()) + 1
+    if n_blocks < 2:
+        raise ValueError("a block covariance needs at least two blocks")
+    scores = np.zeros((n_blocks, w.shape[1]))
+    np.add.at(scores, index, w * residual[:, None])
+    norms = np.linalg.norm(w * np.sqrt(weights)[:, None], axis=0)
+    norms[norms == 0] = 1.0
+    scaled = w / norms
+    bread = np.linalg.pinv((scaled * weights[:, None]).T @ scaled, hermitian=True)
+    meat = (scores / norms).T @ (scores / norms) * (n_blocks / (n_blocks - 1))
+    return bread @ meat @ bread / np.outer(norms, norms)
+
+
+def time_blocks(segment_id, length: int) -> np.ndarray:
+    """Block number of each sample: runs of ``length`` consecutive samples, restarting at every segment."""
+    segment = np.asarray(segment_id)
+    k = np.arange(segment.shape[0])
+    first = np.r_[0, np.flatnonzero(segment[1:] != segment[:-1]) + 1]
+    start = first[np.searchsorted(first, k, side="right") - 1]
+    counts = np.diff(np.r_[first, segment.shape[0]])
+    per_segment = -(-counts // max(int(length), 1))  # blocks per segment, the last one shorter
+    offset = np.r_[0, np.cumsum(per_segment)[:-1]]
+    return offset[np.searchsorted(first, k, side="right") - 1] + (k - start) // max(int(length), 1)
 
 
 def ordinary_least_squares(w, y, n_joints: int) -> LinearEstimate:

@@ -310,7 +310,7 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     from .baseline import BASELINE_DESCRIPTION
     from .pipeline import IdentificationOptions, identify, prepare
     from .report import write_metrics, write_predictions, write_report
-    from .validation import doubtful_fits, validate_recording, validation_notes
+    from .validation import doubtful_fits, median_temperatures_c, validate_recording, validation_notes
 
     _method_and_source(method, torque_source)
     if compare_baseline and validation_path is None:
@@ -337,6 +337,9 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
     robot_ref = rm.name if rm.description is not None else str(Path(robot).expanduser().resolve())
     identified_from = {"data": str(Path(data_path).resolve()), "robot": robot_ref, "tool_frame": tool_frame,
                        "gravity_m_s2": rm.gravity_m_s2.tolist(), "read": read.describe()}
+    temperatures = median_temperatures_c(recording.joint_temperature_c)
+    if temperatures is not None:  # friction depends on them (validation.temperature_notes)
+        identified_from["joint_temperature_c"] = temperatures
     options = IdentificationOptions(
         estimator=method, torque_source=signal.source, drive_gains_nm_per_a=gains,
         friction_model=friction_model, presliding_distance_rad=presliding_distance_rad,
@@ -399,7 +402,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         vwarn, vchecks = _checked_signal(vrec, rm, vsignal, result.data.cutoff_hz, label=f"--robot {robot}",
                                    robot_fix="pass --robot {robot}", skip_robot_check=skip_robot_check)
         warnings += [f"validation data: {w}" for w in (*vrec.warnings, *vwarn, *validation_notes(
-            result.model, vrec.qd_rad_s, names, trained_on=data_path, validated_on=validation_path))]
+            result.model, vrec.qd_rad_s, names, trained_on=data_path, validated_on=validation_path,
+            joint_temperature_c=vrec.joint_temperature_c))]
         validation = validate_recording(result.model, vrec, vsignal.torque_nm, rm,
                                         cutoff_hz=scoring_cutoff_hz(1.0 / vrec.sample_period_s, result.data.cutoff_hz),
                                         preprocessing=options.preprocessing,

@@ -63,10 +63,12 @@ from ..robots.model import RobotModel, load_robot
 from .estimators import (
     ConsistentEstimate,
     LinearEstimate,
+    block_robust_covariance,
     compress,
     iteratively_reweighted_least_squares,
     NormalEquations,
     physically_consistent_least_squares,
+    time_blocks,
 )
 from .friction_fit import (
     FrictionDesign,
@@ -87,6 +89,11 @@ __all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict
            "validate"]
 
 ESTIMATORS = ("ols", "wls", "irls", "consistent")
+#: the base parameters' std: batch means over blocks this many low-pass periods long (the residual's
+#: correlation from the low-pass spans about one; the std changes little from 1 to 8, benchmarks/RESULTS.md)
+STD_BLOCK_CUTOFF_PERIODS = 2.0
+#: ... when the recording holds at least this many blocks (each variance is then a mean of that many terms)
+STD_MIN_BLOCKS = 10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,6 +395,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     else:
         linear = normal.solve(joint_weights)
     linear = replace(linear, row_weights=linear.row_weights * mask)
+    linear, std_method = _correlated_std(linear, w_base, y, data, n)
     timings["linear"] = time.perf_counter() - clock
 
     n_p2 = base_map.n_base
@@ -452,7 +460,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
         gravity_m_s2=rm.gravity_m_s2,  # the mount the data was regressed with, whatever the prior's
         base_parameters={"names": list(base_map.names), "values": linear.parameters[:n_p2].tolist(),
                          "std": linear.std[:n_p2].tolist(), "values_consistent": base_consistent[:n_p2].tolist(),
-                         "estimator": linear.method, "friction_extra": friction_extra},
+                         "estimator": linear.method, "std_method": std_method,
+                         "friction_extra": friction_extra},
         provenance={
             **options.provenance,
             "method": f"{options.estimator} (base: {linear.method})",
@@ -483,6 +492,24 @@ def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) 
     """Per-joint RMS residual over the rows the fit used (joints moving), Nm."""
     r = ((y - predicted) * mask).reshape(-1, n)
     return np.sqrt((r**2).sum(axis=0) / np.maximum(mask.reshape(-1, n).sum(axis=0), 1.0)).tolist()
+
+
+def _correlated_std(linear: LinearEstimate, w: np.ndarray, y: np.ndarray, data: PreprocessedData, n: int
+                    ) -> tuple[LinearEstimate, str]:
+    """The estimate with the batch-means covariance (estimators.block_robust_covariance) over blocks of
+    :data:`STD_BLOCK_CUTOFF_PERIODS` low-pass periods, and how its std was found; the textbook one when the
+    recording is too short for :data:`STD_MIN_BLOCKS` blocks."""
+    length = int(np.ceil(STD_BLOCK_CUTOFF_PERIODS * data.sample_rate_hz / data.cutoff_hz))
+    blocks = time_blocks(data.segment_id, length)
+    n_blocks = int(blocks.max()) + 1 if blocks.size else 0
+    if n_blocks < STD_MIN_BLOCKS:
+        return linear, (f"textbook s^2 (W^T W)^-1 (independent rows: too small where the residual is correlated; "
+                        f"the recording has {n_blocks} blocks of {length / data.sample_rate_hz:.2f} s, under the "
+                        f"{STD_MIN_BLOCKS} batch means need)")
+    cov = block_robust_covariance(w, y, linear.parameters, linear.row_weights, n, blocks)
+    method = (f"batch means over {n_blocks} blocks of {length / data.sample_rate_hz:.2f} s "
+              f"({STD_BLOCK_CUTOFF_PERIODS:g} low-pass periods): correlated residuals counted")
+    return replace(linear, covariance=cov, std=np.sqrt(np.maximum(np.diag(cov), 0.0))), method
 
 
 def _leading(estimate: LinearEstimate, k: int) -> LinearEstimate:

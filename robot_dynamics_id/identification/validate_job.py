@@ -101,7 +101,7 @@ def run_validate(model_path: str | Path, data_path: str | Path, *, out_dir: str 
     recording = load_recording(data_path, robot=rm, read=read)
     check_joint_count(recording.n_joints, rm, what=f"the data {data_path}")
     notes += validation_notes(model, recording.qd_rad_s, rm.joint_names, trained_on=record.get("data"),
-                              validated_on=data_path)
+                              validated_on=data_path, joint_temperature_c=recording.joint_temperature_c)
     signal = _validation_signal(recording, source, gains, record.get("torque_source"),
                                 from_model=torque_source == "model")
     if record.get("torque_source") in TORQUE_SOURCES and signal.source != record["torque_source"]:

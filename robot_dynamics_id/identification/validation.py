@@ -51,8 +51,8 @@ from .metrics import MOVING_THRESHOLD_RAD_S, moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
 
 __all__ = ["DOUBTFUL_FIT_PERCENT", "DOUBTFUL_TRAINING_FIT_PERCENT", "SPEED_BEYOND_RANGE", "STATUSES",
-           "ValidationResult", "doubtful_fits", "predict_samples", "speed_range_notes", "validate_recording",
-           "validation_notes"]
+           "TEMPERATURE_NOTE_C", "ValidationResult", "doubtful_fits", "median_temperatures_c", "predict_samples",
+           "speed_range_notes", "temperature_notes", "validate_recording", "validation_notes"]
 
 STATUSES = ("scored", "edge", "short_segment", "non_finite")
 #: a fit below this on any joint (worse than predicting the mean by half its spread) makes a result doubtful:
@@ -64,6 +64,8 @@ DOUBTFUL_FIT_PERCENT = -50.0
 DOUBTFUL_TRAINING_FIT_PERCENT = 0.0
 #: a recording this many times faster than the speeds a joint's friction was identified over gets a note
 SPEED_BEYOND_RANGE = 1.2
+#: a recording whose joint's median temperature is this far from the training run's (degrees C) gets a note
+TEMPERATURE_NOTE_C = 5.0
 #: samples per chunk of the full-rate regressor (bounded memory for long recordings)
 CHUNK_SAMPLES = 20000
 
@@ -295,8 +297,43 @@ def speed_range_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names) ->
             "identify from a training run that reaches these speeds (rdi excite plan --velocity-scale)"]
 
 
+def median_temperatures_c(joint_temperature_c) -> list[float] | None:
+    """Each joint's median temperature over a recording (degrees C, 0.1), None when it holds none."""
+    if joint_temperature_c is None:
+        return None
+    values = np.asarray(joint_temperature_c, float)
+    if not np.isfinite(values).any():
+        return None
+    return [round(float(v), 1) for v in np.nanmedian(values, axis=0)]
+
+
+def temperature_notes(model: DynamicModel, joint_temperature_c, joint_names) -> list[str]:
+    """A note when the recording's joints are warmer or colder than in the training run by more than
+    :data:`TEMPERATURE_NOTE_C` (both medians; model.yaml ``provenance.identified_from.joint_temperature_c``).
+
+    A strain-wave joint's friction falls as it warms (the grease thins; e.g. Simoni et al., "Modelling the
+    temperature in joint friction of industrial manipulators", Robotica, doi:10.1017/S0263574717000509): the model's friction holds at
+    the temperatures it was identified at."""
+    trained = (model.provenance.get("identified_from") or {}).get("joint_temperature_c")
+    now = median_temperatures_c(joint_temperature_c)
+    if trained is None or now is None or len(trained) != len(now):
+        return []
+    delta = np.asarray(now) - np.asarray(trained, float)
+    far = np.flatnonzero(np.abs(delta) > TEMPERATURE_NOTE_C)
+    if not far.size:
+        return []
+    listed = "; ".join(f"{joint_names[j]} {now[j]:.1f} degC ({delta[j]:+.1f} from {float(trained[j]):.1f})"
+                       for j in far)
+    return [f"the joints are at other temperatures than in the training run: {listed}. Joint friction changes with "
+            "temperature (less friction when warm), and the model's was identified at the training run's: "
+            "friction errors in these scores may be that, not the model. Identify from a run at the working "
+            "temperature (after the arm has run for a while), and validate at the same"]
+
+
 def validation_notes(model: DynamicModel, qd_rad_s: np.ndarray, joint_names, *, trained_on: str | Path | None,
-                     validated_on: str | Path) -> list[str]:
+                     validated_on: str | Path, joint_temperature_c=None) -> list[str]:
     """What a score on this recording does not show: the training data again (:func:`training_data_notes`),
-    speeds past the friction's identified range (:func:`speed_range_notes`)."""
-    return training_data_notes(trained_on, validated_on) + speed_range_notes(model, qd_rad_s, joint_names)
+    speeds past the friction's identified range (:func:`speed_range_notes`), joints at other temperatures than
+    in training (:func:`temperature_notes`)."""
+    return (training_data_notes(trained_on, validated_on) + speed_range_notes(model, qd_rad_s, joint_names)
+            + temperature_notes(model, joint_temperature_c, joint_names))

@@ -14,9 +14,10 @@ Schema (``schema: robot_dynamics_id/model/1``)::
     rotor_inertia_kgm2: [...]       # reflected to the joint side
     friction: {...}                 # FrictionParameters.to_dict() (seeds.md P2 eq. 11 form)
     drive_gains_nm_per_a: [...]     # joint torque per motor current, Nm/A; null = not known (never a placeholder)
-    base_parameters: {names: [...], values: [...], std: [...]}   # optional
+    base_parameters: {names: [...], values: [...], std: [...], std_method: "..."}   # optional
     provenance: {...}               # optional: data, method, date, metrics, and
-                                    # identified_from: {data, robot, torque_source, drive_gains_nm_per_a, signal}
+                                    # identified_from: {data, robot, torque_source, drive_gains_nm_per_a, signal,
+                                    #   joint_temperature_c (median per joint, degrees C; when the data hold them)}
     collision_thresholds: {...}     # optional: residual thresholds of the collision observer
                                     # (control/collision.py; written by `rdi validate --collision-thresholds`)
 

@@ -22,6 +22,7 @@ Fields, units, and their source in a bag (package default topics) / an RTDE CSV:
   (in the message's frame) / ``actual_TCP_force_0..5`` (base frame)
 - ``tcp_pose`` [m, rad], [x y z rx ry rz] (rotation vector), the controller's base frame: (none) /
   ``actual_TCP_pose_0..5`` (the TCP offset set on the pendant included)
+- ``joint_temperature_c`` [°C]: (none) / ``joint_temperatures_0..5`` (the joints' own sensors)
 - ``velocity_command_rad_s`` [rad/s]: /forward_velocity_controller/commands / (none)
 - ``effort_command_nm`` [Nm]: /forward_effort_controller/commands / (none)
 
@@ -48,6 +49,7 @@ JOINT_SIGNALS: tuple[str, ...] = (
     "current_as_torque_nm",
     "velocity_command_rad_s",
     "effort_command_nm",
+    "joint_temperature_c",
 )
 
 #: Six-axis (N, 6) signals of a :class:`Recording`: the TCP wrench and pose.
@@ -125,6 +127,8 @@ class Recording:
     velocity_command_rad_s: np.ndarray | None = None
     #: commanded joint torques, Nm, (N, n); NaN before the first command
     effort_command_nm: np.ndarray | None = None
+    #: joint temperatures, degrees Celsius, (N, n): friction depends on them
+    joint_temperature_c: np.ndarray | None = None
     source: RecordingSource | None = None
     #: what the reader noticed and did (dropped samples, recovered files, ...)
     warnings: tuple[str, ...] = ()

@@ -23,6 +23,7 @@ target_moment_0..5             target_moment_nm       Nm
 actual_current_as_torque_0..5  current_as_torque_nm   Nm (gravity-compensated: not a joint torque)
 actual_TCP_force_0..5          tcp_wrench             N, Nm (base frame)
 actual_TCP_pose_0..5           tcp_pose               m, rad (base frame; rotation vector)
+joint_temperatures_0..5        joint_temperature_c    degrees Celsius
 =============================  =====================  ======
 
 Other columns are ignored, except the robot's state when recorded: rows where ``robot_mode`` is not
@@ -61,6 +62,7 @@ RTDE_FIELDS: dict[str, str] = {
     "actual_current_as_torque": "current_as_torque_nm",
     "actual_TCP_force": "tcp_wrench",
     "actual_TCP_pose": "tcp_pose",
+    "joint_temperatures": "joint_temperature_c",
 }
 _REQUIRED = ("timestamp", "actual_q", "actual_qd")
 #: robot_mode RUNNING (UR's RTDE guide: -1 no controller ... 7 running, 8 updating firmware)

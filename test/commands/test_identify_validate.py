@@ -6,6 +6,7 @@ through the command line in seconds.
 """
 
 import json
+from dataclasses import replace
 import os
 import re
 import signal
@@ -534,3 +535,29 @@ def test_a_tilted_mount_is_named_then_identified_with_gravity_and_validated_with
     assert min(_metrics(tmp_path / "v_tilted")["fit_percent"]) > 95.0
     assert _identify(train, tmp_path / "bad", *gains, "--gravity", "0,0,-1") == 1
     assert "|g| = 1 m/s²" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+def test_validation_on_a_warmer_arm_names_the_joints_and_the_training_temperatures(tmp_path, capsys):
+    """ur_rtde's joint_temperatures: model.yaml records the training run's, validate names the joints whose
+    temperature moved (joint friction depends on it)."""
+    truth = perturbed_truth("ur3", seed=21, relative=0.1)
+    train = synthetic_ur_recording(truth, UR3_GAINS, duration_s=20.0, seed=1, torque_noise_nm=0.02)
+    check = synthetic_ur_recording(truth, UR3_GAINS, duration_s=10.0, seed=2, torque_noise_nm=0.02)
+    cold = np.full((train.n_samples, 6), 31.0) + np.linspace(0.0, 1.0, train.n_samples)[:, None]
+    warm = np.full((check.n_samples, 6), 32.0)
+    warm[:, [1, 2]] += 9.0  # shoulder and elbow warmed by the work between the runs
+    write_ur_csv(tmp_path / "train.csv", replace(train, joint_temperature_c=cold))
+    write_ur_csv(tmp_path / "warm.csv", replace(check, joint_temperature_c=warm))
+    write_ur_csv(tmp_path / "same.csv", replace(check, joint_temperature_c=warm - np.where(warm > 35, 9.0, 0.0)))
+    assert _identify(tmp_path / "train.csv", tmp_path / "m", "--drive-gains", _gains(UR3_GAINS)) == 0
+    model = yaml.safe_load((tmp_path / "m/model.yaml").read_text())
+    assert model["provenance"]["identified_from"]["joint_temperature_c"] == [31.5] * 6
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", tmp_path / "same.csv",
+               "--out", tmp_path / "v_same") == 0
+    assert not [w for w in _metrics(tmp_path / "v_same")["warnings"] if "temperature" in w]
+    assert rdi("validate", "--model", tmp_path / "m/model.yaml", "--data", tmp_path / "warm.csv",
+               "--out", tmp_path / "v_warm") == 0
+    (note,) = [w for w in _metrics(tmp_path / "v_warm")["warnings"] if "temperature" in w]
+    assert "shoulder_lift_joint 41.0 degC (+9.5 from 31.5)" in note and "elbow_joint" in note
+    assert "shoulder_pan_joint" not in note
+    assert "other temperatures than in the training run" in capsys.readouterr().err

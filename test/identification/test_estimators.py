@@ -2,11 +2,15 @@
 
 import numpy as np
 
+from scipy.signal import butter, sosfiltfilt
+
 from robot_dynamics_id.identification.estimators import (
     NormalEquations,
+    block_robust_covariance,
     compress,
     iteratively_reweighted_least_squares,
     ordinary_least_squares,
+    time_blocks,
     weighted_least_squares,
 )
 
@@ -81,3 +85,34 @@ def test_consistent_estimator_enforces_linear_inequalities_exactly():
     value = float((g @ extra)[0])
     assert -1e-12 <= value < 1e-3  # met, and on the constraint rather than pushed far inside it
     assert est.info["min_inequality"] >= -1e-12
+
+
+def test_time_blocks_restart_at_every_segment():
+    blocks = time_blocks(np.array([0, 0, 0, 0, 0, 1, 1, 1, 4]), 2)
+    np.testing.assert_array_equal(blocks, [0, 0, 1, 1, 2, 3, 3, 4, 5])
+
+
+def test_block_covariance_matches_the_spread_of_estimates_when_the_noise_is_low_passed():
+    """Low-passed noise (as the identifier's torques are): the textbook std is several times too small, the
+    batch-means std matches the spread of the estimates over independent noise draws."""
+    n_samples, n_joints, p, draws = 1500, 2, 4, 300
+    sos = butter(4, 0.08, output="sos")  # cut-off at 0.04 of the sample rate: ~12 samples per period
+    t = np.arange(n_samples)
+    w = np.stack([np.sin(2 * np.pi * t / 300), np.cos(2 * np.pi * t / 170), np.sin(2 * np.pi * t / 90),
+                  np.ones(n_samples)], axis=1)
+    w = np.repeat(w, n_joints, axis=0) * np.tile([1.0, 0.5], n_samples)[:, None]
+    x = np.array([1.0, -2.0, 0.5, 0.3])
+    rng = np.random.default_rng(3)
+    blocks = time_blocks(np.zeros(n_samples, int), 25)  # 2 cut-off periods
+    estimates, textbook, batch = [], [], []
+    for _ in range(draws):
+        noise = sosfiltfilt(sos, rng.normal(size=(n_samples, n_joints)), axis=0).ravel()
+        est = ordinary_least_squares(w, w @ x + noise, n_joints)
+        estimates.append(est.parameters)
+        textbook.append(est.std)
+        cov = block_robust_covariance(w, w @ x + noise, est.parameters, np.ones(w.shape[0]), n_joints, blocks)
+        batch.append(np.sqrt(np.diag(cov)))
+    spread = np.std(estimates, axis=0)
+    assert np.all(np.mean(textbook, axis=0) < 0.5 * spread)
+    ratio = np.mean(batch, axis=0) / spread
+    assert np.all((ratio > 0.75) & (ratio < 1.25)), ratio
