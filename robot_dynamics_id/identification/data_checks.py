@@ -87,6 +87,9 @@ SCALE_PLAUSIBLE = (0.4, 2.5)
 #: spread (their mass spread times the nominal drive gains' error), below a rated payload's effect
 #: (benchmarks/bench_loaded_arm_scale.py measures both)
 LOADED_SCALE = 1.3
+#: a_g below this (within SCALE_OK): lighter than a bare arm of its type (bare arms 0.90-1.15 with the nominal
+#: gains, benchmarks/bench_loaded_arm_scale.py): drive gains too low by about that factor, or the torque's unit
+LIGHT_SCALE = 0.8
 #: checked joints' a_g this many times apart (one joint against the median of all checked, or two against each
 #: other): warning naming the drive gain
 JOINT_SCALE_SPREAD = 1.5
@@ -555,9 +558,18 @@ def mount_problems(checks: dict, robot: RobotModel, what: str) -> list[str]:
 
 def loaded_arm_notes(checks: dict, robot: RobotModel) -> list[str]:
     """A warning when the data to identify the arm from hold more gravity torque than the bare arm
-    (:data:`LOADED_SCALE`): a tool left on the flange goes into the links' parameters."""
+    (:data:`LOADED_SCALE`): a tool left on the flange goes into the links' parameters; or less than any bare arm
+    of its type (:data:`LIGHT_SCALE`): the drive gains are too low, and the whole model is scaled by them."""
     scale = checks.get("torque_scale_vs_nominal")
-    if scale is None or not np.isfinite(scale) or not LOADED_SCALE < scale <= SCALE_OK[1]:
+    if scale is None or not np.isfinite(scale):
+        return []
+    if SCALE_OK[0] <= scale < LIGHT_SCALE:
+        return [f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model: lighter than a bare "
+                f"{robot.name} (below {LIGHT_SCALE:g}x). Are the drive gains too low by about that factor (or the "
+                "torque's unit off)? A model identified with them is scaled by it: it still predicts the recorded "
+                "currents, but its torques in Nm (the controller's, a payload's mass) are off by the same factor. "
+                "Check the gains: rdi drive-gains with a known payload, or the values of the arm's controller"]
+    if not LOADED_SCALE < scale <= SCALE_OK[1]:
         return []
     return [f"the torques are {scale:.2f}x the gravity torque of {robot.name}'s nominal model: was a tool or payload "
             "mounted during the run? Its weight then goes into the links' parameters (a model of arm and tool: "

@@ -269,3 +269,19 @@ def test_an_arm_identified_with_a_tool_mounted_is_warned_about(ur3):
     assert "was a tool or payload mounted during the run?" in note and "Identify the arm with the flange empty" in note
     # beyond the plausible band the robot check itself speaks: no second message
     assert loaded_arm_notes({"torque_scale_vs_nominal": 2.2}, robot) == []
+
+
+def test_torques_lighter_than_a_bare_arm_name_the_drive_gains(ur3):
+    """Drive gains 0.7x the arm's: every check passed and the model came out 0.7x too light, without a word."""
+    from robot_dynamics_id.identification.data_checks import loaded_arm_notes
+
+    robot = load_robot("ur3")
+    q, qd, qdd, tau = _prepared(ur3, ur3.effort_nm)
+    notes = {}
+    for factor in (1.0, 0.7, 0.5):
+        _, scale = check_torque_fits_robot(robot, q, qd, qdd, factor * tau, source="effort")
+        notes[factor] = loaded_arm_notes({"torque_scale_vs_nominal": scale.scale}, robot)
+    assert notes[1.0] == []
+    (note,) = notes[0.7]
+    assert "lighter than a bare ur3" in note and "drive gains too low" in note and "rdi drive-gains" in note
+    assert notes[0.5] == []  # below the band the robot check itself refuses or warns (its own message)
