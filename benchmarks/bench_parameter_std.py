@@ -4,12 +4,12 @@ A std claims: record the same trajectory again (new noise) and the estimate move
 benchmark checks the claim directly. One trajectory of a perturbed UR (identification/synthetic.py, friction
 in the identifier's P2 family, so the noise is the only error) is recorded ``--draws`` times with independent
 current noise, and each recording is identified (``identify``: WLS, P2 friction with fixed shape constants, so
-every draw has the same columns: the truth's). Per base parameter, the spread of the estimates over the draws is compared
-with the mean std each identification reported:
+every draw has the same columns: the truth's). Per base parameter, the spread of the estimates over the draws is
+compared with the mean std each identification reported:
 
 * **textbook**: ``s^2 (W^T W)^-1``, every row independent (the std before the twenty-fifth session);
 * **batch means** (what model.yaml now stores; estimators.block_robust_covariance, blocks of
-  pipeline.STD_BLOCK_CUTOFF_PERIODS low-pass periods).
+  estimators.STD_BLOCK_CUTOFF_PERIODS low-pass periods).
 
 Two noise kinds, each 1 % of the joint's RMS current: ``white`` (independent per 2 ms cycle) and ``servo``
 (half white, half a first-order low-pass of 20 ms: the servo's ripple and current-loop lag). Printed: the
@@ -34,6 +34,7 @@ from dataclasses import replace  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.signal import lfilter  # noqa: E402
 
+import robot_dynamics_id.identification.estimators as estimators  # noqa: E402
 import robot_dynamics_id.identification.pipeline as pipeline  # noqa: E402
 from robot_dynamics_id.identification.pipeline import IdentificationOptions, identify  # noqa: E402
 from robot_dynamics_id.identification.synthetic import perturbed_truth, synthetic_ur_recording  # noqa: E402
@@ -57,10 +58,10 @@ def main() -> int:
     parser.add_argument("--draws", type=int, default=16)
     parser.add_argument("--robot", default="ur5e")
     parser.add_argument("--duration", type=float, default=30.0, help="s of each recording (default 30)")
-    parser.add_argument("--block-periods", type=float, default=pipeline.STD_BLOCK_CUTOFF_PERIODS,
+    parser.add_argument("--block-periods", type=float, default=estimators.STD_BLOCK_CUTOFF_PERIODS,
                         help="batch-means block length in low-pass periods (default: the identifier's)")
     args = parser.parse_args()
-    pipeline.STD_BLOCK_CUTOFF_PERIODS = args.block_periods
+    estimators.STD_BLOCK_CUTOFF_PERIODS = args.block_periods
     truth = perturbed_truth(args.robot, seed=77, relative=0.1)
     gains = np.full(truth.n_joints, 10.0)
     clean = synthetic_ur_recording(truth, gains, duration_s=args.duration, rate_hz=RATE_HZ, seed=4)

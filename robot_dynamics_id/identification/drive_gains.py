@@ -32,7 +32,7 @@ from ..dynamics.regressor import (
     rigid_body_regressor,
 )
 from ..robots.model import RobotModel
-from .estimators import weighted_least_squares
+from .estimators import STD_MIN_BLOCKS, batch_means_blocks, block_robust_covariance, weighted_least_squares
 from .friction_columns import ColumnCache, FrictionDesign, design_columns
 from .preprocessing import PreprocessedData, parallel_friction_columns
 
@@ -163,11 +163,15 @@ def identify_drive_gains(
     delta = np.zeros(n) if friction_design is None else np.where(friction_design.presliding,
                                                                  friction_design.presliding_distance_rad, 0.0)
     caches = [ColumnCache(d) for d in (without_payload, with_payload)] if load_friction else None
+    # the gains' std by batch means over both runs (estimators.block_robust_covariance): blocks never span two
+    first = batch_means_blocks(without_payload.segment_id, without_payload.sample_rate_hz, without_payload.cutoff_hz)[0]
+    second = batch_means_blocks(with_payload.segment_id, with_payload.sample_rate_hz, with_payload.cutoff_hz)[0]
+    blocks = np.concatenate([first, second + first.max() + 1])
     gains, gains_std, rms, lack, mu = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros(n))
     for j in range(n):
         fit = _fit_joint(robot, j, [w[j::n] for w in regressors], [c[:, j] for c in currents],
                          [t[:, j] for t in payload_torques], rigid,
-                         None if caches is None else (caches, float(x_s[j]), float(v_k[j]), float(delta[j])))
+                         None if caches is None else (caches, float(x_s[j]), float(v_k[j]), float(delta[j])), blocks)
         gains[j], gains_std[j], rms[j], lack[j], mu[j] = fit
     # base parameters with the gains fixed: torque = gain x current on both data sets
     w_all = np.vstack(regressors)
@@ -179,8 +183,12 @@ def identify_drive_gains(
 
 
 def _fit_joint(robot: RobotModel, j: int, w_runs: list[np.ndarray], y_runs: list[np.ndarray],
-               payload_runs: list[np.ndarray], rigid: np.ndarray, load) -> tuple[float, float, float, float, float]:
+               payload_runs: list[np.ndarray], rigid: np.ndarray, load, blocks: np.ndarray | None = None
+               ) -> tuple[float, float, float, float, float]:
     """Joint j's gain, its std, residual RMS (A), lack of fit and load coefficient from both runs' rows.
+
+    The std is by batch means over ``blocks`` (one block number per row; estimators.block_robust_covariance),
+    the textbook one without them or with fewer than STD_MIN_BLOCKS.
 
     i_j = W_j gamma_j [+ mu_j |i_rigid,j| sign(qd_j)] + kappa_j tau_payload_j with gamma_j = beta / k_j and
     kappa_j = 1 / k_j: the noisy current stays on the left, so the estimate has no errors-in-variables bias.
@@ -228,6 +236,8 @@ def _fit_joint(robot: RobotModel, j: int, w_runs: list[np.ndarray], y_runs: list
     sigma2 = residual @ residual / max(a.shape[0] - a.shape[1], 1)
     r_inv_last = np.linalg.solve(r_factor, np.eye(a.shape[1]))[-1]
     kappa, kappa_std = x[-1], np.sqrt(sigma2 * (r_inv_last @ r_inv_last)) / scale[-1]
+    if blocks is not None and int(blocks.max()) + 1 >= STD_MIN_BLOCKS:
+        kappa_std = float(np.sqrt(max(block_robust_covariance(a, y, x, np.ones(y.size), 1, blocks)[-1, -1], 0.0)))
     if kappa <= 0:
         raise ValueError(f"{name}: identified drive gain is not positive. Are the recordings swapped or the "
                          "same (--data without the payload, --payload-data with it), or the payload's CoM given "

@@ -33,6 +33,9 @@ __all__ = [
     "ConsistentEstimate",
     "LinearEstimate",
     "NormalEquations",
+    "STD_BLOCK_CUTOFF_PERIODS",
+    "STD_MIN_BLOCKS",
+    "batch_means_blocks",
     "block_robust_covariance",
     "time_blocks",
     "compress",
@@ -42,6 +45,13 @@ __all__ = [
     "physically_consistent_least_squares",
     "weighted_least_squares",
 ]
+
+
+#: batch-means std (:func:`block_robust_covariance`): blocks this many low-pass periods long (the residual's
+#: correlation from the low-pass spans about one; the std changes little from 1 to 8, benchmarks/RESULTS.md)
+STD_BLOCK_CUTOFF_PERIODS = 2.0
+#: ... when the data hold at least this many blocks (each variance is then a mean of that many terms)
+STD_MIN_BLOCKS = 10
 
 
 @dataclass(frozen=True)
@@ -155,6 +165,13 @@ def time_blocks(segment_id, length: int) -> np.ndarray:
     per_segment = -(-counts // max(int(length), 1))  # blocks per segment, the last one shorter
     offset = np.r_[0, np.cumsum(per_segment)[:-1]]
     return offset[np.searchsorted(first, k, side="right") - 1] + (k - start) // max(int(length), 1)
+
+
+def batch_means_blocks(segment_id, sample_rate_hz: float, cutoff_hz: float) -> tuple[np.ndarray, float]:
+    """(block number of each sample, block length in s) for :func:`block_robust_covariance`: runs of
+    :data:`STD_BLOCK_CUTOFF_PERIODS` periods of the low-pass cut-off, restarting at every segment."""
+    length = int(np.ceil(STD_BLOCK_CUTOFF_PERIODS * sample_rate_hz / cutoff_hz))
+    return time_blocks(segment_id, length), length / sample_rate_hz
 
 
 def ordinary_least_squares(w, y, n_joints: int) -> LinearEstimate:

@@ -63,13 +63,15 @@ from ..robots.model import RobotModel, load_robot
 from .estimators import (
     ConsistentEstimate,
     LinearEstimate,
+    STD_MIN_BLOCKS,
+    batch_means_blocks,
     block_robust_covariance,
     compress,
     iteratively_reweighted_least_squares,
     NormalEquations,
     physically_consistent_least_squares,
-    time_blocks,
 )
+from . import estimators
 from .friction_fit import (
     FrictionDesign,
     FrictionFit,
@@ -89,11 +91,6 @@ __all__ = ["IdentificationOptions", "IdentificationResult", "identify", "predict
            "validate"]
 
 ESTIMATORS = ("ols", "wls", "irls", "consistent")
-#: the base parameters' std: batch means over blocks this many low-pass periods long (the residual's
-#: correlation from the low-pass spans about one; the std changes little from 1 to 8, benchmarks/RESULTS.md)
-STD_BLOCK_CUTOFF_PERIODS = 2.0
-#: ... when the recording holds at least this many blocks (each variance is then a mean of that many terms)
-STD_MIN_BLOCKS = 10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -496,19 +493,18 @@ def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) 
 
 def _correlated_std(linear: LinearEstimate, w: np.ndarray, y: np.ndarray, data: PreprocessedData, n: int
                     ) -> tuple[LinearEstimate, str]:
-    """The estimate with the batch-means covariance (estimators.block_robust_covariance) over blocks of
-    :data:`STD_BLOCK_CUTOFF_PERIODS` low-pass periods, and how its std was found; the textbook one when the
-    recording is too short for :data:`STD_MIN_BLOCKS` blocks."""
-    length = int(np.ceil(STD_BLOCK_CUTOFF_PERIODS * data.sample_rate_hz / data.cutoff_hz))
-    blocks = time_blocks(data.segment_id, length)
+    """The estimate with the batch-means covariance (estimators.block_robust_covariance, blocks of
+    estimators.batch_means_blocks), and how its std was found; the textbook one when the recording is too short
+    for STD_MIN_BLOCKS blocks."""
+    blocks, block_s = batch_means_blocks(data.segment_id, data.sample_rate_hz, data.cutoff_hz)
     n_blocks = int(blocks.max()) + 1 if blocks.size else 0
     if n_blocks < STD_MIN_BLOCKS:
         return linear, (f"textbook s^2 (W^T W)^-1 (independent rows: too small where the residual is correlated; "
-                        f"the recording has {n_blocks} blocks of {length / data.sample_rate_hz:.2f} s, under the "
+                        f"the recording has {n_blocks} blocks of {block_s:.2f} s, under the "
                         f"{STD_MIN_BLOCKS} batch means need)")
     cov = block_robust_covariance(w, y, linear.parameters, linear.row_weights, n, blocks)
-    method = (f"batch means over {n_blocks} blocks of {length / data.sample_rate_hz:.2f} s "
-              f"({STD_BLOCK_CUTOFF_PERIODS:g} low-pass periods): correlated residuals counted")
+    method = (f"batch means over {n_blocks} blocks of {block_s:.2f} s "
+              f"({estimators.STD_BLOCK_CUTOFF_PERIODS:g} low-pass periods): correlated residuals counted")
     return replace(linear, covariance=cov, std=np.sqrt(np.maximum(np.diag(cov), 0.0))), method
 
 

@@ -312,8 +312,8 @@ def temperature_notes(model: DynamicModel, joint_temperature_c, joint_names) -> 
     :data:`TEMPERATURE_NOTE_C` (both medians; model.yaml ``provenance.identified_from.joint_temperature_c``).
 
     A strain-wave joint's friction falls as it warms (the grease thins; e.g. Simoni et al., "Modelling the
-    temperature in joint friction of industrial manipulators", Robotica, doi:10.1017/S0263574717000509): the model's friction holds at
-    the temperatures it was identified at."""
+    temperature in joint friction of industrial manipulators", Robotica, doi:10.1017/S0263574717000509): the
+    model's friction holds at the temperatures it was identified at."""
     trained = (model.provenance.get("identified_from") or {}).get("joint_temperature_c")
     now = median_temperatures_c(joint_temperature_c)
     if trained is None or now is None or len(trained) != len(now):
