@@ -52,6 +52,8 @@ __all__ = [
 STD_BLOCK_CUTOFF_PERIODS = 2.0
 #: ... when the data hold at least this many blocks (each variance is then a mean of that many terms)
 STD_MIN_BLOCKS = 10
+#: rows per chunk of the block covariance's pass over the regressor (bounded memory for long recordings)
+_CHUNK_ROWS = 60000
 
 
 @dataclass(frozen=True)
@@ -145,12 +147,15 @@ def block_robust_covariance(w, y, parameters, row_weights, n_joints: int, block_
     n_blocks = int(index.max()) + 1
     if n_blocks < 2:
         raise ValueError("a block covariance needs at least two blocks")
-    scores = np.zeros((n_blocks, w.shape[1]))
-    np.add.at(scores, index, w * residual[:, None])
-    norms = np.linalg.norm(w * np.sqrt(weights)[:, None], axis=0)
+    p = w.shape[1]
+    scores, gram = np.zeros((n_blocks, p)), np.zeros((p, p))
+    for start in range(0, w.shape[0], _CHUNK_ROWS):  # no copy of the whole regressor
+        rows = slice(start, start + _CHUNK_ROWS)
+        np.add.at(scores, index[rows], w[rows] * residual[rows, None])
+        gram += (w[rows] * weights[rows, None]).T @ w[rows]
+    norms = np.sqrt(np.maximum(np.diag(gram), 0.0))
     norms[norms == 0] = 1.0
-    scaled = w / norms
-    bread = np.linalg.pinv((scaled * weights[:, None]).T @ scaled, hermitian=True)
+    bread = np.linalg.pinv(gram / np.outer(norms, norms), hermitian=True)
     meat = (scores / norms).T @ (scores / norms) * (n_blocks / (n_blocks - 1))
     return bread @ meat @ bread / np.outer(norms, norms)
 

@@ -116,3 +116,15 @@ def test_block_covariance_matches_the_spread_of_estimates_when_the_noise_is_low_
     assert np.all(np.mean(textbook, axis=0) < 0.5 * spread)
     ratio = np.mean(batch, axis=0) / spread
     assert np.all((ratio > 0.75) & (ratio < 1.25)), ratio
+
+
+def test_block_covariance_is_the_same_in_chunks(monkeypatch):
+    import robot_dynamics_id.identification.estimators as estimators
+
+    w, y, _ = _problem(np.full(3, 0.05), seed=4, n_samples=200)
+    est = ordinary_least_squares(w, y, 3)
+    blocks = time_blocks(np.zeros(200, int), 10)
+    whole = block_robust_covariance(w, y, est.parameters, np.ones(w.shape[0]), 3, blocks)
+    monkeypatch.setattr(estimators, "_CHUNK_ROWS", 7)  # chunks that split samples and blocks
+    chunked = block_robust_covariance(w, y, est.parameters, np.ones(w.shape[0]), 3, blocks)
+    np.testing.assert_allclose(chunked, whole, rtol=1e-9, atol=1e-15)
