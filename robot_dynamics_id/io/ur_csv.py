@@ -23,7 +23,7 @@ target_moment_0..5             target_moment_nm       Nm
 actual_current_as_torque_0..5  current_as_torque_nm   Nm (gravity-compensated: not a joint torque)
 actual_TCP_force_0..5          tcp_wrench             N, Nm (base frame)
 actual_TCP_pose_0..5           tcp_pose               m, rad (base frame; rotation vector)
-joint_temperatures_0..5        joint_temperature_c    degrees Celsius
+joint_temperatures_0..5        joint_temperature_c    degrees Celsius (a missing value keeps its row)
 =============================  =====================  ======
 
 Other columns are ignored, except the robot's state when recorded: rows where ``robot_mode`` is not
@@ -65,6 +65,8 @@ RTDE_FIELDS: dict[str, str] = {
     "joint_temperatures": "joint_temperature_c",
 }
 _REQUIRED = ("timestamp", "actual_q", "actual_qd")
+#: fields read when present whose missing values (NaN) leave the row in
+INFORMATIONAL = ("joint_temperatures",)
 #: robot_mode RUNNING (UR's RTDE guide: -1 no controller ... 7 running, 8 updating firmware)
 ROBOT_MODE_RUNNING = 7
 #: safety_mode NORMAL and REDUCED; 3 protective stop, 4 recovery, 5 safeguard stop, 6/7 emergency stops, 8
@@ -243,7 +245,9 @@ def read_ur_csv(
             raise UrCsvError(f"{path}: the robot was not running normally in any row (robot_mode/safety_mode); "
                              "record while the program runs, without a protective stop")
 
-    bad = ~np.all(np.isfinite(data), axis=1)
+    # a missing temperature reading is not a bad sample: temperatures only inform (validation notes), never fit
+    informs = np.concatenate([np.full(len(cols), prefix in INFORMATIONAL) for prefix, cols in selected.items()])
+    bad = ~np.all(np.isfinite(data[:, ~informs]), axis=1)
     if bad.any():
         rows = np.flatnonzero(bad)
         text = (f"{int(bad.sum())} of {bad.size} rows hold NaN/inf (first data rows: "

@@ -305,3 +305,21 @@ def test_broken_lines_are_dropped_and_reported_with_the_nan_policy(tmp_path: Pat
     assert set(out.file_rows.dropped_reason.tolist()) == {"non_finite"}
     keep = [k for k in range(30) if k not in (5, 11, 19, 20)]  # row 20 went into the merged line
     np.testing.assert_allclose(out.q_rad, rec.q_rad[keep], atol=1e-9)
+
+
+def test_joint_temperatures_are_read_and_a_missing_one_drops_no_row(tmp_path: Path) -> None:
+    rec = _recording(30)
+    warm = np.round(np.full((30, 6), 31.0) + np.arange(6), 1)
+    path = write_ur_csv(tmp_path / "t.csv", Recording(
+        joint_names=rec.joint_names, time_s=rec.time_s, q_rad=rec.q_rad, qd_rad_s=rec.qd_rad_s,
+        current_a=rec.current_a, joint_temperature_c=warm))
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    assert "joint_temperatures_5" in header
+    np.testing.assert_allclose(read_ur_csv(path).joint_temperature_c, warm)
+    cells = lines[5].split(",")
+    cells[header.index("joint_temperatures_2")] = ""  # a recorder that missed one reading
+    path.write_text("\n".join(lines[:5] + [",".join(cells)] + lines[6:]) + "\n")
+    out = read_ur_csv(path)  # nan_policy 'raise': the temperature does not make the row bad
+    assert out.n_samples == 30 and np.isnan(out.joint_temperature_c[4, 2])
+    assert np.isfinite(np.delete(out.joint_temperature_c.ravel(), 4 * 6 + 2)).all()
