@@ -163,7 +163,7 @@ def identify_drive_gains(
     delta = np.zeros(n) if friction_design is None else np.where(friction_design.presliding,
                                                                  friction_design.presliding_distance_rad, 0.0)
     caches = [ColumnCache(d) for d in (without_payload, with_payload)] if load_friction else None
-    # the gains' std by batch means over both runs (estimators.block_robust_covariance): blocks never span two
+    # the gains' std by batch means over both runs (estimators.block_robust_covariance); no block spans both
     first = batch_means_blocks(without_payload.segment_id, without_payload.sample_rate_hz, without_payload.cutoff_hz)[0]
     second = batch_means_blocks(with_payload.segment_id, with_payload.sample_rate_hz, with_payload.cutoff_hz)[0]
     blocks = np.concatenate([first, second + first.max() + 1])
