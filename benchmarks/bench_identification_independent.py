@@ -48,7 +48,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -317,7 +317,9 @@ def read_csv(path: Path):
 
 
 def lowpass(x, t, cutoff_hz: float = 10.0):
-    b, a = butter(4, cutoff_hz / (0.5 / np.median(np.diff(t))))
+    """Zero-phase 4th-order Butterworth at ``cutoff_hz``, or at 0.4 x the rate below 25 Hz (``--record-every``)."""
+    rate_hz = 1.0 / np.median(np.diff(t))
+    b, a = butter(4, min(cutoff_hz, 0.4 * rate_hz) / (0.5 * rate_hz))
     return filtfilt(b, a, x, axis=0)
 
 
@@ -361,8 +363,9 @@ def rdi(*args: str, with_output: bool = False):
 
 
 def run_seed(arm: Arm, seed: int, cache: Path, train_speed_scale: float = 1.0, warm: bool = False) -> dict:
+    every = "" if len(arm.recorder_steps) > 1 or arm is ARMS[arm.robot] else f"_every{arm.recorder_steps[0]}"
     name = f"{arm.robot}_seed{seed}" + ("" if train_speed_scale == 1.0 else f"_train{train_speed_scale:g}") + (
-        "_warm" if warm else "")
+        "_warm" if warm else "") + every
     data = cache / name
     if not (data / "val_ptp.csv").is_file():
         data.mkdir(parents=True, exist_ok=True)
@@ -406,8 +409,15 @@ def main(argv=None) -> int:
                              "validation runs then go up to twice as fast as the training did; default 1)")
     parser.add_argument("--warm-validation", action="store_true",
                         help="validation runs 6 degC warmer with 8 %% less friction (default: 0.5 degC, 3 %%)")
+    parser.add_argument("--record-every", type=int, default=None, metavar="CYCLES",
+                        help="record one row every CYCLES controller cycles instead of the arm's recorder (e.g. 100 "
+                             "on the UR5e: 5 Hz)")
     args = parser.parse_args(argv)
     arm = ARMS[args.arm]
+    if args.record_every is not None:
+        if args.record_every < 1:
+            parser.error(f"--record-every must be >= 1, got {args.record_every}")
+        arm = replace(arm, recorder_steps=(args.record_every,), recorder_weights=(1.0,))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _machine import report_load  # benchmarks/_machine.py
 

@@ -12,8 +12,8 @@ import numpy as np
 from ..io.bag_decode import PARTIAL_EXCITATION
 from ..io.bag_storage import DATA_LOST
 
-__all__ = ["CONDITION_DOUBTFUL", "CONDITION_WARN", "LOW_RATE_HZ", "STANDSTILL_NOTE_FRACTION", "excitation_checks",
-           "rate_notes"]
+__all__ = ["CONDITION_DOUBTFUL", "CONDITION_WARN", "DOUBTFUL_RATE_HZ", "LOW_RATE_HZ", "STANDSTILL_NOTE_FRACTION",
+           "excitation_checks", "rate_notes", "rate_problems"]
 
 #: column-normalised condition number of the base regressor above which the data determine the model poorly
 #: (a warning) and above which the result is doubtful; an optimised 20-60 s excitation gives 10-300
@@ -34,6 +34,23 @@ def rate_notes(sample_period_s: float) -> list[str]:
     return [f"the recording's rate is {rate:.3g} Hz: accelerations from its samples are coarse, so scores on it "
             "reflect the rate as well as the model (the same model scores better on a faster recording of the same "
             f"motion). Record at {LOW_RATE_HZ + 10:.0f} Hz or more (ur_rtde: RTDEReceiveInterface(ip, 125 or 500))"]
+
+
+#: training data slower than this (Hz) make the result doubtful: on the independent benchmark a model identified
+#: from a 5 Hz recording predicted a base joint worse than UR's own model, while 12.5 and 25 Hz held up
+#: (benchmarks/bench_identification_independent.py --record-every, benchmarks/RESULTS.md)
+DOUBTFUL_RATE_HZ = 10.0
+
+
+def rate_problems(sample_period_s: float) -> list[str]:
+    """The problem of training data slower than :data:`DOUBTFUL_RATE_HZ` (identify then exits 3)."""
+    rate = 1.0 / sample_period_s if sample_period_s > 0 else float("inf")
+    if rate >= DOUBTFUL_RATE_HZ:
+        return []
+    return [f"the training data are recorded at {rate:.3g} Hz, below {DOUBTFUL_RATE_HZ:g} Hz: their accelerations "
+            "are too coarse to identify from (at 5 Hz a model predicted a joint worse than UR's own). Record the "
+            "excitation at 100 Hz or more (ur_rtde: RTDEReceiveInterface(ip, 125 or 500); a host-polled recorder at "
+            "its full rate)"]
 
 
 #: training data in which every joint stands still (below 0.02 rad/s) for more than this fraction of the samples get a

@@ -561,3 +561,12 @@ def test_validation_on_a_warmer_arm_names_the_joints_and_the_training_temperatur
     assert "shoulder_lift_joint 41.0 degC (+9.5 from 31.5)" in note and "elbow_joint" in note
     assert "shoulder_pan_joint" not in note
     assert "other temperatures than in the training run" in capsys.readouterr().err
+
+
+def test_training_data_recorded_at_5_hz_are_a_doubtful_result(tmp_path, capsys):
+    recording = synthetic_ur_recording(perturbed_truth("ur3", seed=21, relative=0.1), UR3_GAINS, duration_s=60.0,
+                                       rate_hz=5.0, seed=1, torque_noise_nm=0.02)
+    assert _identify(write_ur_csv(tmp_path / "slow.csv", recording), tmp_path / "m", "--drive-gains",
+                     _gains(UR3_GAINS)) == 3
+    assert "DOUBTFUL RESULT: the training data are recorded at 5 Hz, below 10 Hz" in capsys.readouterr().err
+    assert _metrics(tmp_path / "m")["status"] == "doubtful"

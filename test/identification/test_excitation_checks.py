@@ -63,6 +63,15 @@ def test_a_slow_recording_gets_a_note_that_its_scores_reflect_the_rate():
     assert rate_notes(1 / 100) == rate_notes(0.0101) == rate_notes(1 / 500) == []
 
 
+def test_training_data_below_10_hz_are_a_problem_naming_the_rate_to_record_at():
+    """At 5 Hz an independent benchmark's model predicted a base joint worse than UR's own model, exit 0."""
+    from robot_dynamics_id.identification.excitation_checks import rate_problems
+
+    (problem,) = rate_problems(1 / 5)
+    assert "recorded at 5 Hz, below 10 Hz" in problem and "100 Hz or more" in problem
+    assert rate_problems(1 / 12.5) == rate_problems(1 / 125) == []
+
+
 def test_training_data_with_many_stops_get_a_note():
     """A point-to-point run used for training (files swapped, a review found it accepted silently): ~40 % of its
     samples have every joint at rest, an optimised excitation's under 2 %."""
