@@ -71,13 +71,13 @@ def main() -> int:
                                     coulomb_velocity_rad_s=truth.friction.coulomb_velocity_rad_s,
                                     torque_source="current", drive_gains_nm_per_a=gains)
     seen: dict[str, np.ndarray] = {}
-    original = pipeline._correlated_std
+    original = pipeline.with_batch_means_std
 
     def recording_both(linear, *a, **k):  # the textbook std of the same fit, before it is replaced
         seen["textbook"] = linear.std.copy()
         return original(linear, *a, **k)
 
-    pipeline._correlated_std = recording_both
+    pipeline.with_batch_means_std = recording_both
     print(f"{args.robot}, {args.duration:g} s at {RATE_HZ:g} Hz, {args.draws} noise draws per kind, current noise "
           f"1 % of each joint's RMS current; load: {os.getloadavg()[0]:.2f} (1-min average)")
     for kind in ("white", "servo"):

@@ -21,7 +21,7 @@ first compressed by QR, ``|| R x - z ||`` has the same minimiser as ``|| W x - y
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
@@ -37,6 +37,7 @@ __all__ = [
     "STD_MIN_BLOCKS",
     "batch_means_blocks",
     "block_robust_covariance",
+    "with_batch_means_std",
     "time_blocks",
     "compress",
     "iteratively_reweighted_least_squares",
@@ -164,12 +165,12 @@ def time_blocks(segment_id, length: int) -> np.ndarray:
     """Block number of each sample: runs of ``length`` consecutive samples, restarting at every segment."""
     segment = np.asarray(segment_id)
     k = np.arange(segment.shape[0])
+    length = max(int(length), 1)
     first = np.r_[0, np.flatnonzero(segment[1:] != segment[:-1]) + 1]
-    start = first[np.searchsorted(first, k, side="right") - 1]
-    counts = np.diff(np.r_[first, segment.shape[0]])
-    per_segment = -(-counts // max(int(length), 1))  # blocks per segment, the last one shorter
+    of_sample = np.searchsorted(first, k, side="right") - 1  # each sample's segment (by order)
+    per_segment = -(-np.diff(np.r_[first, segment.shape[0]]) // length)  # blocks per segment, the last shorter
     offset = np.r_[0, np.cumsum(per_segment)[:-1]]
-    return offset[np.searchsorted(first, k, side="right") - 1] + (k - start) // max(int(length), 1)
+    return offset[of_sample] + (k - first[of_sample]) // length
 
 
 def batch_means_blocks(segment_id, sample_rate_hz: float, cutoff_hz: float) -> tuple[np.ndarray, float]:
@@ -177,6 +178,23 @@ def batch_means_blocks(segment_id, sample_rate_hz: float, cutoff_hz: float) -> t
     :data:`STD_BLOCK_CUTOFF_PERIODS` periods of the low-pass cut-off, restarting at every segment."""
     length = int(np.ceil(STD_BLOCK_CUTOFF_PERIODS * sample_rate_hz / cutoff_hz))
     return time_blocks(segment_id, length), length / sample_rate_hz
+
+
+def with_batch_means_std(estimate: LinearEstimate, w, y, n_joints: int, segment_id, sample_rate_hz: float,
+                         cutoff_hz: float) -> tuple[LinearEstimate, str]:
+    """``estimate`` with the batch-means covariance (:func:`block_robust_covariance` over
+    :func:`batch_means_blocks`), and how its std was found; unchanged (the textbook std) when the data hold fewer
+    than :data:`STD_MIN_BLOCKS` blocks."""
+    blocks, block_s = batch_means_blocks(segment_id, sample_rate_hz, cutoff_hz)
+    n_blocks = int(blocks.max()) + 1 if blocks.size else 0
+    if n_blocks < STD_MIN_BLOCKS:
+        return estimate, (f"textbook s^2 (W^T W)^-1 (independent rows: too small where the residual is correlated; "
+                          f"the recording has {n_blocks} blocks of {block_s:.2f} s, under the {STD_MIN_BLOCKS} "
+                          "batch means need)")
+    cov = block_robust_covariance(w, y, estimate.parameters, estimate.row_weights, n_joints, blocks)
+    method = (f"batch means over {n_blocks} blocks of {block_s:.2f} s ({STD_BLOCK_CUTOFF_PERIODS:g} low-pass "
+              "periods): correlated residuals counted")
+    return replace(estimate, covariance=cov, std=np.sqrt(np.maximum(np.diag(cov), 0.0))), method
 
 
 def ordinary_least_squares(w, y, n_joints: int) -> LinearEstimate:

@@ -47,7 +47,7 @@ import numpy as np
 from ..dynamics.payload import PAYLOAD_PARAMETER_NAMES, payload_inertials, payload_regressor, tool_to_joint_transform
 from ..io.model_file import DynamicModel
 from ..robots.model import RobotModel
-from .estimators import STD_MIN_BLOCKS, batch_means_blocks, block_robust_covariance, weighted_least_squares
+from .estimators import weighted_least_squares, with_batch_means_std
 from .friction_fit import LOAD_PASSES
 from .preprocessing import PreprocessedData
 
@@ -198,10 +198,8 @@ def estimate_payload(robot: RobotModel, data: PreprocessedData, *,
         raise PayloadIdentificationError(f"the motion does not excite the payload parameters {bad} at all; move "
                                          "the wrist joints (rdi excite plan --kind payload)")
     estimate = weighted_least_squares(w, y, n)
-    blocks, _ = batch_means_blocks(data.segment_id, data.sample_rate_hz, data.cutoff_hz)
-    if int(blocks.max()) + 1 >= STD_MIN_BLOCKS:  # low-passed rows are not independent: batch-means std
-        cov = block_robust_covariance(w, y, estimate.parameters, estimate.row_weights, n, blocks)
-        estimate = replace(estimate, covariance=cov, std=np.sqrt(np.maximum(np.diag(cov), 0.0)))
+    # low-passed rows are not independent: the batch-means std
+    estimate, _ = with_batch_means_std(estimate, w, y, n, data.segment_id, data.sample_rate_hz, data.cutoff_hz)
     row_sw = np.sqrt(estimate.row_weights)
     scaled = w * row_sw[:, None]
     scaled /= np.linalg.norm(scaled, axis=0)

@@ -63,15 +63,12 @@ from ..robots.model import RobotModel, load_robot
 from .estimators import (
     ConsistentEstimate,
     LinearEstimate,
-    STD_MIN_BLOCKS,
-    batch_means_blocks,
-    block_robust_covariance,
     compress,
     iteratively_reweighted_least_squares,
     NormalEquations,
     physically_consistent_least_squares,
+    with_batch_means_std,
 )
-from . import estimators
 from .friction_fit import (
     FrictionDesign,
     FrictionFit,
@@ -394,7 +391,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     else:
         linear = normal.solve(joint_weights)
     linear = replace(linear, row_weights=linear.row_weights * mask)
-    linear, std_method = _correlated_std(linear, w_base, y, data, n)
+    linear, std_method = with_batch_means_std(linear, w_base, y, n, data.segment_id, data.sample_rate_hz,
+                                              data.cutoff_hz)
     timings["linear"] = time.perf_counter() - clock
 
     n_p2 = base_map.n_base
@@ -496,23 +494,6 @@ def _moving_rms(predicted: np.ndarray, y: np.ndarray, mask: np.ndarray, n: int) 
     """Per-joint RMS residual over the rows the fit used (joints moving), Nm."""
     r = ((y - predicted) * mask).reshape(-1, n)
     return np.sqrt((r**2).sum(axis=0) / np.maximum(mask.reshape(-1, n).sum(axis=0), 1.0)).tolist()
-
-
-def _correlated_std(linear: LinearEstimate, w: np.ndarray, y: np.ndarray, data: PreprocessedData, n: int
-                    ) -> tuple[LinearEstimate, str]:
-    """The estimate with the batch-means covariance (estimators.block_robust_covariance, blocks of
-    estimators.batch_means_blocks), and how its std was found; the textbook one when the recording is too short
-    for STD_MIN_BLOCKS blocks."""
-    blocks, block_s = batch_means_blocks(data.segment_id, data.sample_rate_hz, data.cutoff_hz)
-    n_blocks = int(blocks.max()) + 1 if blocks.size else 0
-    if n_blocks < STD_MIN_BLOCKS:
-        return linear, (f"textbook s^2 (W^T W)^-1 (independent rows: too small where the residual is correlated; "
-                        f"the recording has {n_blocks} blocks of {block_s:.2f} s, under the "
-                        f"{STD_MIN_BLOCKS} batch means need)")
-    cov = block_robust_covariance(w, y, linear.parameters, linear.row_weights, n, blocks)
-    method = (f"batch means over {n_blocks} blocks of {block_s:.2f} s "
-              f"({estimators.STD_BLOCK_CUTOFF_PERIODS:g} low-pass periods): correlated residuals counted")
-    return replace(linear, covariance=cov, std=np.sqrt(np.maximum(np.diag(cov), 0.0))), method
 
 
 def _leading(estimate: LinearEstimate, k: int) -> LinearEstimate:
