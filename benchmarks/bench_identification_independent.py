@@ -194,7 +194,7 @@ def true_friction_nm(arm: Arm, q, qd, tau_links, scale: float) -> np.ndarray:
 
 
 def fourier(arm: Arm, duration_s: float, rng: np.random.Generator, harmonics: int = 5, base_hz: float = 0.1,
-            rest_s: float = 1.0, speed_scale: float = 1.0):
+            rest_s: float = 1.0, speed_scale: float = 1.0, range_scale: float = 1.0):
     """Whole periods of a Fourier series from rest (q, qd, qdd zero-mean at the ends) between two rests."""
     w = 2 * np.pi * base_hz
     t = np.arange(0, duration_s + 1e-9, arm.dt_s)
@@ -212,7 +212,7 @@ def fourier(arm: Arm, duration_s: float, rng: np.random.Generator, harmonics: in
         vj = np.cos(phase) @ a + np.sin(phase) @ b
         aj = -np.sin(phase) @ (a * w * k) + np.cos(phase) @ (b * w * k)
         scale = min(speed_scale * arm.fourier_peak_rad_s[j] / np.abs(vj).max(),
-                    arm.half_range_rad[j] / np.abs(qj).max())
+                    range_scale * arm.half_range_rad[j] / np.abs(qj).max())
         q[:, j], qd[:, j], qdd[:, j] = arm.q0_rad[j] + scale * qj, scale * vj, scale * aj
     still = (t < rest_s) | (t > rest_s + periods / base_hz)
     qd[still] = qdd[still] = 0
@@ -264,13 +264,15 @@ def _tcp_pose(nominal: pin.Model, q) -> np.ndarray:
 
 
 def write_recording(path: Path, arm: Arm, truth: pin.Model, motion, friction_scale: float, temperature_c: float,
-                    rng: np.random.Generator) -> None:
-    """One run as a ur_rtde CSV (module doc)."""
+                    rng: np.random.Generator, ur_links: pin.Model | None = None) -> None:
+    """One run as a ur_rtde CSV (module doc). ``ur_links``: the links UR's model knows (default: the nominal
+    ones; the truth's with the true rotor inertias: a UR model whose only error is its friction)."""
     t, q, qd, qdd = motion
     nominal = nominal_arm(arm)
+    ur_rotor = arm.rotor_nominal_kgm2 if ur_links is None else arm.rotor_true_kgm2
     tau_links = _rnea(truth, q, qd, qdd)
     tau = tau_links + arm.rotor_true_kgm2 * qdd + true_friction_nm(arm, q, qd, tau_links, friction_scale)
-    tau_ur = (_rnea(nominal, q, qd, qdd) + arm.rotor_nominal_kgm2 * qdd
+    tau_ur = (_rnea(nominal if ur_links is None else ur_links, q, qd, qdd) + ur_rotor * qdd
               + np.tanh(qd / 0.01) * arm.steady_friction_nm(qd))
     current = tau / arm.gain_nm_per_a
     current += rng.normal(0, 1, current.shape) * 0.01 * (current.max(0) - current.min(0))
@@ -292,18 +294,36 @@ def write_recording(path: Path, arm: Arm, truth: pin.Model, motion, friction_sca
     np.savetxt(path, table, delimiter=",", fmt="%.6f", header=",".join(header), comments="")
 
 
-def generate(directory: Path, arm: Arm, seed: int, train_speed_scale: float = 1.0, warm: bool = False) -> None:
-    """The three runs of one truth seed. ``warm``: the validation runs on joints 6 degC warmer with 8 % less
-    friction (instead of 0.5 degC and 3 %)."""
+@dataclass(frozen=True)
+class Scenario:
+    """How the three runs of a truth seed differ from the default (``main``'s options)."""
+
+    train_speed_scale: float = 1.0  # the training run's peak speeds, x the validation Fourier run's
+    train_range_scale: float = 1.0  # the training run's position amplitudes, x the validation runs'
+    warm: bool = False              # validation 6 degC warmer with 8 % less friction (instead of 0.5 degC, 3 %)
+    ur_links: str = "nominal"       # UR's model's links: "nominal" (published values) or "true" (the truth's)
+
+    def tag(self) -> str:
+        return (("" if self.train_speed_scale == 1.0 else f"_train{self.train_speed_scale:g}")
+                + ("" if self.train_range_scale == 1.0 else f"_range{self.train_range_scale:g}")
+                + ("_warm" if self.warm else "") + ("" if self.ur_links == "nominal" else f"_ur{self.ur_links}"))
+
+
+def generate(directory: Path, arm: Arm, seed: int, scenario: Scenario = Scenario()) -> None:
+    """The three runs of one truth seed (``scenario``: how they differ from the default)."""
     rng = np.random.default_rng(seed)
     truth = true_arm(arm, rng)
-    later = (TRAINING_TEMPERATURE_C + 6.0, 0.92) if warm else (TRAINING_TEMPERATURE_C + 0.5, 0.97)
+    later = (TRAINING_TEMPERATURE_C + 6.0, 0.92) if scenario.warm else (TRAINING_TEMPERATURE_C + 0.5, 0.97)
     for name, motion_seed, (temperature, friction_scale) in (("train", 100, (TRAINING_TEMPERATURE_C, 1.0)),
                                                               ("val_fourier", 200, later), ("val_ptp", 300, later)):
         run_rng = np.random.default_rng(seed + motion_seed)
-        motion = (fourier(arm, 32.0, run_rng, speed_scale=train_speed_scale) if name == "train" else
+        # a narrower training run keeps its speeds: its harmonics are faster by as much as its amplitudes shrink
+        motion = (fourier(arm, 32.0, run_rng, speed_scale=scenario.train_speed_scale,
+                          range_scale=scenario.train_range_scale, base_hz=0.1 / scenario.train_range_scale)
+                  if name == "train" else
                   fourier(arm, 42.0, run_rng) if name == "val_fourier" else point_to_point(arm, 40.0, run_rng))
-        write_recording(directory / f"{name}.csv", arm, truth, motion, friction_scale, temperature, run_rng)
+        write_recording(directory / f"{name}.csv", arm, truth, motion, friction_scale, temperature, run_rng,
+                        ur_links=truth if scenario.ur_links == "true" else None)
 
 
 # --- scoring (issue 15's protocol)
@@ -362,14 +382,13 @@ def rdi(*args: str, with_output: bool = False):
     return (done.returncode, done.stdout + done.stderr) if with_output else done.returncode
 
 
-def run_seed(arm: Arm, seed: int, cache: Path, train_speed_scale: float = 1.0, warm: bool = False) -> dict:
+def run_seed(arm: Arm, seed: int, cache: Path, scenario: Scenario = Scenario()) -> dict:
     every = "" if len(arm.recorder_steps) > 1 or arm is ARMS[arm.robot] else f"_every{arm.recorder_steps[0]}"
-    name = f"{arm.robot}_seed{seed}" + ("" if train_speed_scale == 1.0 else f"_train{train_speed_scale:g}") + (
-        "_warm" if warm else "") + every
+    name = f"{arm.robot}_seed{seed}" + scenario.tag() + every
     data = cache / name
     if not (data / "val_ptp.csv").is_file():
         data.mkdir(parents=True, exist_ok=True)
-        generate(data, arm, seed, train_speed_scale, warm)
+        generate(data, arm, seed, scenario)
     gains = ",".join(f"{g:g}" for g in arm.gain_nm_per_a)
     nominal = nominal_arm(arm)
     with tempfile.TemporaryDirectory() as work:
@@ -407,6 +426,12 @@ def main(argv=None) -> int:
     parser.add_argument("--train-speed-scale", type=float, default=1.0, metavar="S",
                         help="plan the training run's peak speeds at S x the validation Fourier run's (e.g. 0.5: the "
                              "validation runs then go up to twice as fast as the training did; default 1)")
+    parser.add_argument("--train-range-scale", type=float, default=1.0, metavar="R",
+                        help="the training run's position amplitudes at R x the validation runs' (e.g. 0.5: the "
+                             "validation runs reach poses the training never did; default 1)")
+    parser.add_argument("--ur-model-links", choices=("nominal", "true"), default="nominal",
+                        help="UR's model (target_current) on the published links (default) or on the true arm's "
+                             "links and rotors: a UR model whose only error is its friction")
     parser.add_argument("--warm-validation", action="store_true",
                         help="validation runs 6 degC warmer with 8 %% less friction (default: 0.5 degC, 3 %%)")
     parser.add_argument("--record-every", type=int, default=None, metavar="CYCLES",
@@ -425,11 +450,14 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     if not 0 < args.train_speed_scale <= 2:
         parser.error(f"--train-speed-scale must be in (0, 2], got {args.train_speed_scale:g}")
+    if not 0 < args.train_range_scale <= 1:
+        parser.error(f"--train-range-scale must be in (0, 1], got {args.train_range_scale:g}")
+    scenario = Scenario(args.train_speed_scale, args.train_range_scale, args.warm_validation, args.ur_model_links)
     cache = args.cache or Path(tempfile.mkdtemp(prefix="rdi_independent_"))
     worst = {"ours/OLS": 0.0, "ours/UR": 0.0}
     failed = False
     for seed in seeds:
-        result = run_seed(arm, seed, cache, args.train_speed_scale, args.warm_validation)
+        result = run_seed(arm, seed, cache, scenario)
         print(f"\n=== {arm.robot}, truth seed {seed}: exit codes {json.dumps(result['codes'])}")
         for run, lines in result["temperature_notes"].items():
             print(f"  {run}: rdi validate " + ("named the temperatures: " + lines[0][:160] + " ..." if lines

@@ -175,6 +175,16 @@ class _WristProblem:
             ok = self.keep_out(x).min() >= 0
         return bool(ok)
 
+    def feasible_near(self, x: np.ndarray) -> np.ndarray | None:
+        """``x`` itself when feasible, else ``x`` shrunk towards the pose (every limit is a bound on a Fourier sum
+        that shrinks with it) until it is: SLSQP's iterates break the limits by a little, all of them at times."""
+        x = np.asarray(x, float)
+        for _ in range(60):
+            if self.feasible(x):
+                return x
+            x = 0.97 * x
+        return None
+
     def random_start(self, rng: np.random.Generator) -> np.ndarray:
         ell = np.concatenate([np.arange(2, self.settings.n_harmonics + 1)] * 2)
         x = (rng.standard_normal((3, self.nf)) / ell).ravel()
@@ -219,9 +229,10 @@ def plan_payload_excitation(robot: RobotModel, settings: PayloadExcitationSettin
                 if progress is not None:
                     progress((start + min(tracked["iterations"] / settings.max_iterations, 1.0)) / settings.n_starts,
                              stage)
-                value = problem.cost(xk)
-                if value < tracked["cost"] and problem.feasible(xk):
-                    tracked["x"], tracked["cost"] = np.array(xk), value
+                near = problem.feasible_near(xk)
+                value = np.inf if near is None else problem.cost(near)
+                if value < tracked["cost"]:
+                    tracked["x"], tracked["cost"] = near, value
 
             res = scipy.optimize.minimize(problem.cost, x0, method="SLSQP", constraints=constraints, callback=track,
                                           options={"maxiter": settings.max_iterations, "ftol": 1e-6})

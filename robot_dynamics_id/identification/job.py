@@ -43,7 +43,7 @@ from ..robots.model import RobotModel, load_robot
 from ..progress import ProgressCallback, scaled
 from .data_checks import (DataCheckError, check_joint_count, check_torque_fits_robot, loaded_arm_notes,
                           mass_warnings, mount_problems)
-from .excitation_checks import excitation_checks, rate_notes, rate_problems
+from .excitation_checks import consistent_fit_notes, excitation_checks, rate_notes, rate_problems
 from .kinematic_check import check_tcp_pose_fits_robot
 from .metrics import MOVING_THRESHOLD_RAD_S, scoring_cutoff_hz
 from .output_dir import check_output_dir, staged_output
@@ -382,6 +382,8 @@ def run_identify(data_path: str | Path, *, robot: str, out_dir: str | Path, torq
         result.model.friction.terms), condition_number_p2=result.condition_number_p2, qd_rad_s=recording.qd_rad_s,
         friction_chosen=friction_model == "auto")
     warnings += excitation_warnings
+    if method == "consistent":
+        warnings += consistent_fit_notes(result.model.provenance["training_moving_rms_nm"], names)
     problems += rate_problems(recording.sample_period_s)
     problems += doubtful_fits(result.metrics, names, "training", training=True) + mount_problems(
         checks, rm, "training data")

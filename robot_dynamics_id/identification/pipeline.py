@@ -18,8 +18,9 @@
    indeterminate friction);
 6. OLS -> per-joint noise -> weighted (or robust IRLS) least squares;
 7. physically consistent estimation (log-Cholesky per link, bounded CoM, rotor inertia
-   >= 0, friction that dissipates over the speeds seen, load coefficient >= 0) started
-   from the weighted solution;
+   >= 0, friction that dissipates over the speeds seen, load coefficient >= 0), the lower
+   cost of two starts (the weighted solution's links repaired, and the prior), then the
+   load term's fixed point again with the consistent links' torque;
 8. the model file (io/model_file.DynamicModel) with base parameters and standard
    deviations, the chosen friction model and the selection's held-out errors, per-joint
    fit/RRE/RMS; the friction records the speeds it was identified over (beyond them the
@@ -401,22 +402,34 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     prior_ext = np.concatenate([prior_full, np.zeros(n_extra)])
     start_full = np.concatenate([base_map.standard_near(linear.parameters[:n_p2], prior_full),
                                  linear.parameters[n_p2:]])
-    consistent = None
+    consistent, evaluations = None, []
     clock = time.perf_counter()
     if options.estimator == "consistent":
-        if linear.method == "irls":
-            r_factor, z, _ = compress(w_base, y, linear.row_weights)
-        else:
-            r_factor, z = normal.compressed(joint_weights)
         half = _link_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
         # dissipative up to the speeds the model records as its range, and beyond (friction_columns)
         bounds, scale, rows = _extra_constraints(n, options.rotor, fit, friction_speed_range(data))
-        consistent = physically_consistent_least_squares(
-            r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
-            inequality=rows if rows.shape[0] else None, com_half_width_m=half,
-            regularisation=options.regularisation, initial_base=linear.parameters,
-            max_evaluations=options.consistent_max_evaluations)
-        full = consistent.full_parameters
+        # one more solve with the load term seeing the consistent links' torque: further passes move the cost
+        # by < 0.1 % (the twenty-sixth session's check on the independent benchmark's recordings)
+        load_passes = 1 if fit is not None and fit.load_torque_nm is not None else 0
+        # Two starts: the linear estimate's links repaired (near the optimum when the data fix every base
+        # parameter) and the prior's (when they do not, the repaired links can sit in a far worse valley).
+        columns, starts = w_base, ({"initial_base": linear.parameters}, {})
+        for load_pass in range(load_passes + 1):
+            if load_pass:  # the load term sees these links' torque, not the linear fit's (a fixed point, as there)
+                columns = np.hstack([a_rb, design_columns(data, fit.design, (rigid @ full[: 10 * n]).reshape(-1, n))])
+                starts = ({"initial_full": full},)
+            if linear.method == "irls":
+                r_factor, z, _ = compress(columns, y, linear.row_weights)
+            else:
+                equations = NormalEquations.from_regressor(columns, y, n, row_mask=mask) if load_pass else normal
+                r_factor, z = equations.compressed(joint_weights)
+            consistent = min((physically_consistent_least_squares(
+                r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
+                inequality=rows if rows.shape[0] else None, com_half_width_m=half,
+                regularisation=options.regularisation, max_evaluations=options.consistent_max_evaluations, **start)
+                for start in starts), key=lambda estimate: estimate.cost)
+            full = consistent.full_parameters
+            evaluations.append(consistent.n_evaluations)
     else:
         full = start_full
     timings["consistent"] = time.perf_counter() - clock
@@ -473,7 +486,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             # it stops at its budget: recorded, not hidden (benchmarks/bench_consistent_budget.py)
             "consistent_solver": None if consistent is None else {
                 "evaluations": consistent.n_evaluations, "converged": consistent.success,
-                "message": consistent.message},
+                "message": consistent.message, "evaluations_per_pass": evaluations},
             "physically_consistent_links": consistent_links.tolist(),
             "fit_percent": metrics["fit_percent"],
             "friction_model": {**_friction_report(fit, options), "std_with_shape_constants": uncertainty},

@@ -90,3 +90,18 @@ def test_training_data_with_many_stops_get_a_note():
     # rest before and after the run (a recorder started early, stopped late) is not a stop: 10 s each side of 20 s
     idle = np.zeros((1000, 6))
     assert excitation_checks(50.0, (), qd_rad_s=np.vstack([idle, fourier.velocity_rad_s, idle])) == ([], [])
+
+
+def test_a_consistent_fit_clearly_worse_than_the_unconstrained_one_gets_a_note_naming_the_joints():
+    from robot_dynamics_id.identification.excitation_checks import CONSISTENT_LOSS_RATIO, consistent_fit_notes
+
+    names = ["base", "shoulder", "elbow"]
+    rms = {"linear": [0.09, 0.19, 0.01], "model": [0.22, 1.01 * 0.19, 0.03]}
+    notes = consistent_fit_notes(rms, names)
+    assert len(notes) == 1 and "base 0.22 Nm against 0.09 Nm" in notes[0], notes
+    # the shoulder is within the ratio; the elbow's 3x is below the absolute floor (0.02 Nm more)
+    assert "shoulder" not in notes[0] and "elbow" not in notes[0]
+    assert "--method wls --validate" in notes[0]
+    within = {"linear": [0.1, 0.2, 0.3], "model": [0.99 * CONSISTENT_LOSS_RATIO * v for v in (0.1, 0.2, 0.3)]}
+    assert consistent_fit_notes(within, names) == []
+    assert consistent_fit_notes({}, names) == []  # a model without the record (an older model.yaml)

@@ -156,14 +156,26 @@ def test_standstill_rows_are_left_out_and_do_not_bias_the_fit(real):
     first = np.flatnonzero(rest)[0]
     q[rest], qd[rest], qdd[rest] = q[first], 0.0, 0.0
     q[np.flatnonzero(rest)[-1] + 1:] += q[first] - train.q_rad[np.flatnonzero(rest)[-1] + 1]
-    effort = inverse_dynamics(truth, q, qd, qdd)
+    clean = replace(train, q_rad=q, qd_rad_s=qd, qdd_rad_s2=qdd, effort_nm=inverse_dynamics(truth, q, qd, qdd))
+    effort = clean.effort_nm.copy()
     effort[rest] += np.array([1.0, -1.5, 0.8, 0.3, -0.3, 0.2])  # held friction, set by the servo
-    held = replace(train, q_rad=q, qd_rad_s=qd, qdd_rad_s2=qdd, effort_nm=effort)
-    a = identify(held, "ur3", IdentificationOptions(friction_model="p2"))
-    b = identify(held, "ur3", IdentificationOptions(friction_model="p2", standstill_velocity_rad_s=0.0))
-    coulomb_error_masked = np.abs(a.model.friction.coulomb_nm - truth.friction.coulomb_nm).max()
-    coulomb_error_kept = np.abs(b.model.friction.coulomb_nm - truth.friction.coulomb_nm).max()
-    assert coulomb_error_masked < coulomb_error_kept
+    held = replace(clean, effort_nm=effort)
+    _, _, check = real
+
+    def change_of_prediction(options):
+        """RMS change (Nm, per joint) of the held-out prediction that the torque held at rest makes."""
+        a, b = identify(held, "ur3", options).model, identify(clean, "ur3", options).model
+        diff = (predict_torque(a, check.q_rad, check.qd_rad_s, check.qdd_rad_s2)
+                - predict_torque(b, check.q_rad, check.qd_rad_s, check.qdd_rad_s2))
+        return np.sqrt(np.mean(diff**2, axis=0))
+
+    # the weighted fit, where the rows enter directly (the consistent fit starts from it, and stops at its budget
+    # in the directions these data leave loose)
+    masked = change_of_prediction(IdentificationOptions(friction_model="p2", estimator="wls"))
+    kept = change_of_prediction(IdentificationOptions(friction_model="p2", estimator="wls",
+                                                      standstill_velocity_rad_s=0.0))
+    # the low-pass smears the held torque's steps into the moving rows next to the rest: small, not zero
+    assert np.all(masked < 0.6 * kept) and np.median(masked / kept) < 0.35, (masked, kept)
 
 
 def test_shape_constants_on_the_search_edge_leave_their_parameters_undetermined():
@@ -199,3 +211,26 @@ def test_presliding_distances_can_be_given_per_joint():
     with pytest.raises(ValueError, match="has 5 values for a 6-joint robot: give one value or one per joint"):
         identify(rec, "ur3", IdentificationOptions(friction_model="p2+presliding", fit_stribeck=False,
                                                    presliding_distance_rad=given[:5]))
+
+
+def test_a_narrow_slow_excitation_leaves_the_consistent_fit_close_to_the_unconstrained_one():
+    """Half the Fourier run's amplitudes and speeds: the data fix the rigid body poorly (condition number ~780).
+    The consistent fit started only from the linear estimate's repaired links stayed in a valley 1.8x worse on the
+    training data (shoulder; 8.6x on wrist 1 with another trajectory seed), and the load term then saw other links'
+    torque than the one it was fitted with; now it also starts from the prior, and the load term's fixed point
+    includes the consistent links."""
+    from robot_dynamics_id.identification.excitation_checks import CONSISTENT_LOSS_RATIO, consistent_fit_notes
+    from robot_dynamics_id.identification.synthetic import SyntheticRecording
+
+    truth = _truth(nominal_friction("ur3", "real"))
+    wide = synthetic_recording(truth, duration_s=30, rate_hz=200, seed=3)
+    q0 = wide.q_rad.mean(axis=0)
+    q, qd, qdd = q0 + 0.5 * (wide.q_rad - q0), 0.5 * wide.qd_rad_s, 0.5 * wide.qdd_rad_s2
+    tau = inverse_dynamics(truth, q, qd, qdd) + np.random.default_rng(5).normal(size=q.shape) * 0.05
+    narrow = SyntheticRecording(time_s=wide.time_s, q_rad=q, qd_rad_s=qd, qdd_rad_s2=qdd, effort_nm=tau)
+    result = identify(narrow, "ur3", IdentificationOptions())
+    rms = result.model.provenance["training_moving_rms_nm"]
+    ratio = np.asarray(rms["model"]) / np.asarray(rms["linear"])
+    assert np.all(ratio < CONSISTENT_LOSS_RATIO), ratio
+    assert consistent_fit_notes(rms, list(result.model.robot_model().joint_names)) == []
+    assert result.physically_consistent_links.all()

@@ -26,7 +26,7 @@ PAYLOAD_INERTIA = np.array([[3e-3, 2e-4, -1e-4], [2e-4, 2.5e-3, 3e-4], [-1e-4, 3
 @pytest.fixture(scope="module")
 def wrist_motion():
     robot = load_robot("ur3")
-    trajectory = plan_payload_excitation(robot, PayloadExcitationSettings(n_starts=1, max_iterations=25,
+    trajectory = plan_payload_excitation(robot, PayloadExcitationSettings(n_starts=1, max_iterations=40,
                                                                           velocity_scale=1.0,
                                                                           acceleration_scale=1.0), rate_hz=500.0)
     return robot, trajectory
