@@ -27,6 +27,10 @@ lab does:
   coefficients and a 40 s point-to-point run (quintic moves, rests of 0.6-1.4 s).
   ``--train-speed-scale S`` plans the training run's peak speeds at S x the validation Fourier
   run's (the validation runs then test the friction past the speeds it was identified over).
+  ``--train-range-scale R`` shrinks its position amplitudes to R x (the validation runs then reach
+  poses it never did), its harmonics R x faster so its speeds stay (``--train-base-hz 0.1``: slower
+  as well). ``--ur-model-links true`` gives UR's model the true arm's links and rotors (its only
+  error then is its friction).
 * **Scored** as issue 15 scores: moving samples (|qd| > 0.02 rad/s), RRE = rms(pred - meas) /
   rms(meas), meas = current x gain low-passed at 10 Hz (Butterworth, 4th order, zero phase), every
   prediction low-passed the same way. Ours: ``predictions.csv`` of ``rdi validate``. Baseline:
@@ -302,11 +306,13 @@ class Scenario:
     train_range_scale: float = 1.0  # the training run's position amplitudes, x the validation runs'
     warm: bool = False              # validation 6 degC warmer with 8 % less friction (instead of 0.5 degC, 3 %)
     ur_links: str = "nominal"       # UR's model's links: "nominal" (published values) or "true" (the truth's)
+    train_base_hz: float | None = None  # the training run's base frequency (None: 0.1 Hz / train_range_scale)
 
     def tag(self) -> str:
         return (("" if self.train_speed_scale == 1.0 else f"_train{self.train_speed_scale:g}")
                 + ("" if self.train_range_scale == 1.0 else f"_range{self.train_range_scale:g}")
-                + ("_warm" if self.warm else "") + ("" if self.ur_links == "nominal" else f"_ur{self.ur_links}"))
+                + ("_warm" if self.warm else "") + ("" if self.ur_links == "nominal" else f"_ur{self.ur_links}")
+                + ("" if self.train_base_hz is None else f"_hz{self.train_base_hz:g}"))
 
 
 def generate(directory: Path, arm: Arm, seed: int, scenario: Scenario = Scenario()) -> None:
@@ -317,9 +323,11 @@ def generate(directory: Path, arm: Arm, seed: int, scenario: Scenario = Scenario
     for name, motion_seed, (temperature, friction_scale) in (("train", 100, (TRAINING_TEMPERATURE_C, 1.0)),
                                                               ("val_fourier", 200, later), ("val_ptp", 300, later)):
         run_rng = np.random.default_rng(seed + motion_seed)
-        # a narrower training run keeps its speeds: its harmonics are faster by as much as its amplitudes shrink
+        # a narrower training run keeps its speeds (unless given its base frequency): its harmonics are faster by
+        # as much as its amplitudes shrink
+        base_hz = 0.1 / scenario.train_range_scale if scenario.train_base_hz is None else scenario.train_base_hz
         motion = (fourier(arm, 32.0, run_rng, speed_scale=scenario.train_speed_scale,
-                          range_scale=scenario.train_range_scale, base_hz=0.1 / scenario.train_range_scale)
+                          range_scale=scenario.train_range_scale, base_hz=base_hz)
                   if name == "train" else
                   fourier(arm, 42.0, run_rng) if name == "val_fourier" else point_to_point(arm, 40.0, run_rng))
         write_recording(directory / f"{name}.csv", arm, truth, motion, friction_scale, temperature, run_rng,
@@ -429,6 +437,9 @@ def main(argv=None) -> int:
     parser.add_argument("--train-range-scale", type=float, default=1.0, metavar="R",
                         help="the training run's position amplitudes at R x the validation runs' (e.g. 0.5: the "
                              "validation runs reach poses the training never did; default 1)")
+    parser.add_argument("--train-base-hz", type=float, default=None, metavar="HZ",
+                        help="the training Fourier run's base frequency (default 0.1 Hz / R: a narrower run keeps its "
+                             "speeds; 0.1 with R < 1: narrower and slower too)")
     parser.add_argument("--ur-model-links", choices=("nominal", "true"), default="nominal",
                         help="UR's model (target_current) on the published links (default) or on the true arm's "
                              "links and rotors: a UR model whose only error is its friction")
@@ -452,7 +463,10 @@ def main(argv=None) -> int:
         parser.error(f"--train-speed-scale must be in (0, 2], got {args.train_speed_scale:g}")
     if not 0 < args.train_range_scale <= 1:
         parser.error(f"--train-range-scale must be in (0, 1], got {args.train_range_scale:g}")
-    scenario = Scenario(args.train_speed_scale, args.train_range_scale, args.warm_validation, args.ur_model_links)
+    if args.train_base_hz is not None and not 0.02 <= args.train_base_hz <= 1.0:
+        parser.error(f"--train-base-hz must be in [0.02, 1], got {args.train_base_hz:g}")
+    scenario = Scenario(args.train_speed_scale, args.train_range_scale, args.warm_validation, args.ur_model_links,
+                        args.train_base_hz)
     cache = args.cache or Path(tempfile.mkdtemp(prefix="rdi_independent_"))
     worst = {"ours/OLS": 0.0, "ours/UR": 0.0}
     failed = False
