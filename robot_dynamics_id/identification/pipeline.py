@@ -80,6 +80,7 @@ from .friction_fit import (
     standstill_mask,
 )
 from .friction_columns import friction_speed_range
+from .link_bounds import link_com_half_widths, link_mass_bounds
 from .friction_uncertainty import friction_uncertainty
 from .metrics import moving_samples, torque_metrics
 from .preprocessing import PreprocessedData, PreprocessingOptions, preprocess
@@ -114,7 +115,7 @@ class IdentificationOptions:
         identification/torque_source.py (auto: current x gains when gains are given, else effort).
     drive_gains_nm_per_a: needed for ``current``; stored in the model (None: the model has no gains).
     prior: model whose per-link values anchor the unidentifiable directions (default: nominal).
-    com_half_width_m: CoM box half-width around the prior CoM; None = half the link length + 5 cm.
+    com_half_width_m: CoM box half-width around the prior CoM; None = identification/link_bounds.py's.
     consistent_max_evaluations: the consistent fit's budget (benchmarks/bench_consistent_budget.py).
     """
 
@@ -291,18 +292,6 @@ def _check_excitation_gram(normal: NormalEquations, names, tolerance: float) -> 
     return float(np.sqrt(eigenvalues.max() / max(eigenvalues.min(), 1e-300)))
 
 
-def _link_half_widths(rm: RobotModel) -> np.ndarray:
-    """Half the distance to the next joint (or to the tool frame) + 5 cm: the CoM box half-width."""
-    model = rm.model
-    n = rm.n_joints
-    lengths = np.zeros(n)
-    for i in range(1, n):
-        lengths[i - 1] = np.linalg.norm(model.jointPlacements[i + 1].translation)
-    frame = model.frames[rm.tool_frame_id]
-    lengths[n - 1] = np.linalg.norm(frame.placement.translation)
-    return 0.5 * lengths + 0.05
-
-
 # ----------------------------------------------------------------------------------------- main entry
 def identify(recording: Any, robot: RobotModel | str, options: IdentificationOptions | None = None,
              *, preprocessed: PreprocessedData | None = None,
@@ -405,7 +394,7 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
     consistent, evaluations = None, []
     clock = time.perf_counter()
     if options.estimator == "consistent":
-        half = _link_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
+        half = link_com_half_widths(rm) if options.com_half_width_m is None else options.com_half_width_m
         # dissipative up to the speeds the model records as its range, and beyond (friction_columns)
         bounds, scale, rows = _extra_constraints(n, options.rotor, fit, friction_speed_range(data))
         # one more solve with the load term seeing the consistent links' torque: further passes move the cost
@@ -426,7 +415,8 @@ def identify(recording: Any, robot: RobotModel | str, options: IdentificationOpt
             consistent = min((physically_consistent_least_squares(
                 r_factor, z, combination, prior_ext, n_joints=n, extra_bounds=bounds, extra_scale=scale,
                 inequality=rows if rows.shape[0] else None, com_half_width_m=half,
-                regularisation=options.regularisation, max_evaluations=options.consistent_max_evaluations, **start)
+                mass_bounds_kg=link_mass_bounds(rm, prior_full[: 10 * n: 10]), regularisation=options.regularisation,
+                max_evaluations=options.consistent_max_evaluations, **start)
                 for start in starts), key=lambda estimate: estimate.cost)
             full = consistent.full_parameters
             evaluations.append(consistent.n_evaluations)

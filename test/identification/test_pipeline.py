@@ -1,6 +1,7 @@
 """End-to-end identification on synthetic data with a known truth."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -92,3 +93,25 @@ def test_currents_without_gains_is_a_clear_error():
     rec = {"time_s": np.arange(100) * 0.002, "q_rad": np.zeros((100, 6)), "current_a": np.zeros((100, 6))}
     with pytest.raises(ValueError, match="drive gains"):
         identify(rec, "ur3")
+
+
+def test_a_gripper_on_the_flange_is_fitted_as_well_as_by_the_unconstrained_fit():
+    """A 2 kg tool with its CoM 12 cm from the flange, mounted while the arm is identified (labs often do): the last
+    link's CoM box was the others' rule (5 cm around the bare link's CoM), so the consistent model could not hold
+    the tool and predicted wrist 2 at 95.4 % fit against the weighted fit's 99.2 %. Its box now reaches 0.3 m and its
+    mass may add 1.5 rated payloads (identification/link_bounds.py)."""
+    from robot_dynamics_id.identification.link_bounds import TOOL_COM_REACH_M, link_com_half_widths
+    from robot_dynamics_id.io.payload_file import FlangePayload, model_with_payload
+    from robot_dynamics_id.robots import load_robot
+    from robot_dynamics_id.sim.truth import nominal_friction
+
+    truth = replace(perturbed_truth("ur5e", seed=1), friction=nominal_friction("ur5e", "real"))
+    tool = FlangePayload(2.0, np.array([0.0, 0.02, 0.12]), np.diag([2e-3, 2e-3, 1e-3]), "tool0", True, (), None, None,
+                         "test")
+    truth = model_with_payload(truth, tool)
+    train = synthetic_recording(truth, duration_s=30, rate_hz=200, seed=3, torque_noise_nm=0.05)
+    check = synthetic_recording(truth, duration_s=15, rate_hz=200, seed=8, torque_noise_nm=0.05)
+    fits = {est: np.asarray(validate(identify(train, "ur5e", IdentificationOptions(estimator=est)).model, check,
+                                     "ur5e")["fit_percent"]) for est in ("consistent", "wls")}
+    assert np.all(fits["consistent"] > fits["wls"] - 0.5), fits
+    assert link_com_half_widths(load_robot("ur5e"))[-1] == TOOL_COM_REACH_M
