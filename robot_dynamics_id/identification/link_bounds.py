@@ -22,8 +22,8 @@ from ..robots.model import RobotModel
 
 __all__ = ["TOOL_COM_REACH_M", "TOOL_MASS_FACTOR", "link_com_half_widths", "link_mass_bounds"]
 
-#: the last link's CoM box half-width, m: a tool's CoM is rarely beyond 0.3 m of the flange (UR's payload charts
-#: end about there), and the merged link's CoM lies between the tool's and the bare link's
+#: the CoM box half-width of the last two links, m: a tool's CoM is rarely beyond 0.3 m of the flange (UR's payload
+#: charts end about there), and the merged link's CoM lies between the tool's and the bare link's
 TOOL_COM_REACH_M = 0.3
 #: the last link's mass may exceed its prior by this many rated payloads (a tool at the rating, with margin)
 TOOL_MASS_FACTOR = 1.5
