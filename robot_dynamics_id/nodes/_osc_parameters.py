@@ -100,6 +100,9 @@ OSC_CONTROLLER_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "topics: no new joint state for this long stops the controller (the robot node is gone)", "s"),
     ParameterSpec("tf_prefix", "string", "",
                   "topics: prefix of the joint names on /joint_states (UR driver tf_prefix)"),
+    ParameterSpec("state_prediction", "bool", True,
+                  "topics, velocity output: each joint state advanced by the velocities commanded over its age "
+                  "(the transport's delay out of the pose loop; false: as received)"),
     ParameterSpec("robot_config_files", "string_array", [],
                   "ur_interface parameter files (e.g. config/ur3.yaml, config/ur3_control.yaml; their "
                   "ur_interface section is read): direct, the robot opened; topics, the files the robot node "

@@ -13,7 +13,14 @@ gets from owning the robot loop has to be checked here instead:
   ``direct``, and so does a command of ours it refused or stopped (the next command would start the arm
   again: the controller would not know its law no longer reaches the arm); a different loop rate is warned
   about once;
-* joint states that do not carry the model's joint names are named in a warning (a ``tf_prefix``).
+* joint states that do not carry the model's joint names are named in a warning (a ``tf_prefix``);
+* velocity output: the state arrives late (the transport, and a busy machine, hold it for tens of ms), and the
+  pose loop (crossover ~30 rad/s) rings and grows with that delay in it. The law gets the sample's joint
+  positions advanced by the velocities this controller commanded over the sample's age
+  (:func:`advanced_by_commands`, a Smith predictor with the commands as the model of the arm): the delay of the
+  state leaves the loop, the robot's own following error stays in it. The age is measured against the
+  smallest (arrival - stamp) of the last seconds (:class:`StateAge`), so a stamp on another clock (the
+  robot's, a simulation slower than real time) is not taken for a delay.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +40,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ..robots.model import same_robot
 
-__all__ = ["EXIT_CONFIGURATION", "Sample", "TopicsRobot", "command_refusal", "interface_problem"]
+__all__ = ["EXIT_CONFIGURATION", "Sample", "StateAge", "TopicsRobot", "advanced_by_commands", "command_refusal",
+           "interface_problem"]
 
 EXIT_CONFIGURATION = 2
 _COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
@@ -40,6 +49,8 @@ _SENSOR_QOS = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
 _STATUS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: ur_interface loop states in which the arm does not follow commands (hardware/robot_loop.LoopState)
 _NOT_FOLLOWING = ("fault", "connecting", "stopped")
+#: a state older than this (s) is not advanced (a stall, not a delay: the state timeout handles it)
+PREDICTION_MAX_AGE_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,46 @@ class Sample:
     wrench: np.ndarray | None
     wrench_in_base_axes: bool
     current: np.ndarray | None
+
+
+def advanced_by_commands(q_rad: np.ndarray, stamp_s: float, now_s: float, sent_s: np.ndarray,
+                         sent_rad_s: np.ndarray) -> np.ndarray:
+    """Joint positions ``q_rad`` stamped ``stamp_s``, advanced to ``now_s`` by the commanded velocities:
+    q + sum_i v_i |[s_i, s_{i+1}] ∩ [stamp, now]|, where command i (``sent_rad_s[i]``, rad/s) was sent at
+    ``sent_s[i]`` (the clock of ``now_s``, s, ascending) and held until the next one (the last: until now).
+    Commands before the stamp count from the stamp on. ``q_rad`` itself when the state is not older than now,
+    or older than PREDICTION_MAX_AGE_S."""
+    age_s = now_s - stamp_s
+    if not 0.0 < age_s <= PREDICTION_MAX_AGE_S or len(sent_s) == 0:
+        return q_rad
+    ends = np.append(sent_s[1:], now_s)
+    held_s = np.clip(np.minimum(ends, now_s) - np.maximum(sent_s, stamp_s), 0.0, None)
+    return q_rad + held_s @ sent_rad_s
+
+
+class StateAge:
+    """Age of a state on the receiver's clock, from stamps on any clock: the offset (arrival - stamp) of
+    the least delayed state of the last ``window_s`` stands for no delay, so age = now - stamp - that offset.
+    The window must outlast a congested stretch of the transport; a sender clock that drifts by a fraction d
+    (a simulation running slower than real time) makes the age up to d * (window_s + window_s / blocks) too long.
+    """
+
+    def __init__(self, window_s: float = 1.0, blocks: int = 8) -> None:
+        self._block_s = window_s / blocks
+        self._minima: deque[float] = deque(maxlen=blocks)
+        self._block_start_s: float | None = None
+        self._block_min = float("inf")
+
+    def arrived(self, stamp_s: float, arrival_s: float) -> None:
+        if self._block_start_s is None or arrival_s - self._block_start_s > self._block_s:
+            if self._block_start_s is not None:
+                self._minima.append(self._block_min)
+            self._block_start_s, self._block_min = arrival_s, float("inf")
+        self._block_min = min(self._block_min, arrival_s - stamp_s)
+
+    def stamp_on_local_clock(self, stamp_s: float) -> float:
+        """When the state stamped ``stamp_s`` was taken, on the arrival clock (s)."""
+        return stamp_s + min(self._block_min, min(self._minima, default=float("inf")))
 
 
 def interface_problem(status: dict, robot: str, topic: str) -> tuple[str, int] | None:
@@ -80,7 +131,7 @@ class TopicsRobot:
     """Subscriptions, command publishers and checks of the ``topics`` connection (all thread-safe)."""
 
     def __init__(self, node: Node, joint_names: list[str], *, robot: str, output_mode: str, rate_hz: float,
-                 force_source: str, status_topic: str, state_timeout_s: float) -> None:
+                 force_source: str, status_topic: str, state_timeout_s: float, state_prediction: bool = True) -> None:
         self._node, self._names, self._robot = node, list(joint_names), robot
         self._rate_hz, self._force_source = rate_hz, force_source
         self._status_topic, self._timeout_s = status_topic, state_timeout_s
@@ -95,6 +146,11 @@ class TopicsRobot:
         self._refusal: str | None = None  # ur_interface refused or stopped one of our commands
         self._other_names: list[str] | None = None
         self._warned: set[str] = set()
+        #: velocity output: (wall time s, command rad/s) of the last PREDICTION_MAX_AGE_S, for advanced_by_commands
+        self._age = StateAge()
+        self._sent: deque[tuple[float, np.ndarray]] | None = (
+            deque(maxlen=int(rate_hz * PREDICTION_MAX_AGE_S) + 2)
+            if output_mode == "velocity" and state_prediction else None)
         topic = "/forward_effort_controller/commands" if output_mode == "torque" else \
             "/forward_velocity_controller/commands"
         self.command_pub = node.create_publisher(Float64MultiArray, topic, _COMMAND_QOS)
@@ -123,6 +179,7 @@ class TopicsRobot:
             if self._first_stamp_s is None:
                 self._first_stamp_s = t
             self._joint, self._received_at = (t - self._first_stamp_s, q, qd), time.monotonic()
+            self._age.arrived(t - self._first_stamp_s, time.time())
 
     def _on_current(self, msg: JointState) -> None:
         by_name = {n: i for i, n in enumerate(msg.name)}
@@ -190,18 +247,34 @@ class TopicsRobot:
                 return None
             t, q, qd = self._joint
             self._taken_t = t
+            taken_s = self._age.stamp_on_local_clock(t)
             wrench, in_base = (None, True) if self._wrench is None else (self._wrench[0].copy(), self._wrench[1])
             current = None if self._current is None else self._current.copy()
+            sent = []  # the commands since the sample was taken, and the one in force then
+            for item in reversed(self._sent or ()):
+                sent.append(item)
+                if item[0] <= taken_s:
+                    break
+        if sent:
+            q = advanced_by_commands(q, taken_s, time.time(), np.array([s for s, _ in reversed(sent)]),
+                                     np.array([v for _, v in reversed(sent)]))
         return Sample(t, q, qd, wrench, in_base, current)
 
     def publish(self, values) -> None:
-        self.command_pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+        data = [float(v) for v in values]
+        self.command_pub.publish(Float64MultiArray(data=data))
+        if self._sent is not None:
+            with self._lock:
+                self._sent.append((time.time(), np.array(data)))
 
     def publish_stop(self, torque_nm=None) -> None:
         """Torque output: the stop torque; always a zero velocity, on which ur_interface brings the arm to rest."""
         if torque_nm is not None:
             self.publish(torque_nm)
         self.stop_pub.publish(Float64MultiArray(data=[0.0] * len(self._names)))
+        if self._sent is not None:
+            with self._lock:
+                self._sent.append((time.time(), np.zeros(len(self._names))))
 
     def _warn_once(self, text: str) -> None:
         if text not in self._warned:

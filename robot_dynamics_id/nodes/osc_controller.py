@@ -201,7 +201,7 @@ class OscControllerNode(Node):
             self._topics = TopicsRobot(
                 self, [p["tf_prefix"] + n for n in self._names], robot=robot_name, output_mode=self.output_mode,
                 rate_hz=self.rate_hz, force_source=config.force_source.value,
-                status_topic=p["interface_status_topic"],
+                status_topic=p["interface_status_topic"], state_prediction=bool(p["state_prediction"]),
                 state_timeout_s=check_positive("state_timeout_s", p["state_timeout_s"], upper=10.0))
         self.create_subscription(PoseStamped, "~/target_frame", self._on_target_frame, _COMMAND_QOS)
         self.create_subscription(WrenchStamped, "~/target_wrench", self._on_target_wrench, _COMMAND_QOS)

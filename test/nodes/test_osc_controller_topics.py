@@ -56,12 +56,15 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
         # state_timeout_s above a loaded machine's DDS stalls: this part is about the fault
         ctl = _start(tmp_path, controller, "fault", "state_timeout_s:=3.0")
         try:
-            # holding still over topics: velocity commands stay small (they once rang up to the joint limits: the
-            # velocity integrated from the previous command is unstable with the transport's delay)
+            # holding still over topics: velocity commands stay small. They once rang up to the joint limits (the
+            # measured twist damped through the transport's delay), then, on a 2-core machine where the state
+            # arrived tens of ms late, the pose loop rang growing (median 0.05-0.1 rad/s, peaks 0.3 rad/s to the
+            # limits): the states are now advanced by the commands over their age (_osc_topics.StateAge)
             assert wait_until(lambda: len(probe.velocity_commands) > 1000, 60.0), ctl.log()
             peaks = [max(abs(v) for v in command) for _, command in probe.velocity_commands[200:]]
-            assert sorted(peaks)[len(peaks) // 2] < 0.05 and "controller stopped" not in ctl.log(), \
-                (sorted(peaks)[len(peaks) // 2], max(peaks), ctl.log())
+            median = sorted(peaks)[len(peaks) // 2]
+            assert median < 0.01 and max(peaks) < 0.5 and "controller stopped" not in ctl.log(), \
+                (median, max(peaks), ctl.log())
             # a force target starts the approach; the stage line counts time from the first joint state, as
             # direct's robot time does (it once printed the stamp's epoch time)
             target = WrenchStamped()
@@ -123,3 +126,35 @@ def test_a_command_ur_interface_refused_or_stopped_is_recognised_in_its_status()
     assert command_refusal({"event": "velocity command refused: NaN in the command; arm stopped"})
     assert command_refusal({"event": "watchdog: no command for 40 ms; arm stopped"}) is None
     assert command_refusal({"state": "moving"}) is None
+
+
+def test_a_late_state_is_advanced_by_the_velocities_commanded_since_it_was_taken():
+    import numpy as np
+    from robot_dynamics_id.nodes._osc_topics import PREDICTION_MAX_AGE_S, advanced_by_commands
+
+    q = np.array([0.1, -0.2])
+    sent_s = np.array([9.0, 10.02, 10.05])  # the first in force when the state was taken at 10.0
+    sent = np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])
+    # 0.02 s of the first, 0.03 s of the second, 0.01 s of the last
+    np.testing.assert_allclose(advanced_by_commands(q, 10.0, 10.06, sent_s, sent), q + [0.02 - 0.01, 0.06])
+    assert advanced_by_commands(q, 10.07, 10.06, sent_s, sent) is q  # a stamp ahead of now: not advanced
+    assert advanced_by_commands(q, 10.0, 10.0 + PREDICTION_MAX_AGE_S + 0.01, sent_s, sent) is q  # a stall
+    assert advanced_by_commands(q, 10.0, 10.06, sent_s[:0], sent[:0]) is q
+
+
+def test_a_state_age_is_measured_against_the_least_delayed_arrival_whatever_the_senders_clock():
+    from robot_dynamics_id.nodes._osc_topics import StateAge
+
+    age = StateAge(window_s=1.0, blocks=4)
+    offset = 1.7e9  # a sender clock that started at 0 (a simulation), a receiver on the epoch
+    for k in range(500):  # 500 Hz, delays of 2 ms, one stretch of 80 ms
+        t = k * 0.002
+        age.arrived(t, offset + t + (0.08 if 200 <= k < 260 else 0.002))
+    # the state stamped 0.99 s, received 80 ms late, was taken at its stamp + the clock offset + 2 ms
+    assert abs(age.stamp_on_local_clock(0.99) - (offset + 0.99 + 0.002)) < 1e-6
+    # a sender clock that runs 10 % slow (an overloaded simulation) is followed within the window
+    for k in range(500, 2000):
+        t = 1.0 + (k - 500) * 0.002 * 0.9
+        age.arrived(t, offset + 1.0 + (k - 500) * 0.002 + 0.002)
+    error_s = age.stamp_on_local_clock(t) - (offset + 1.0 + 1499 * 0.002 + 0.002)
+    assert -0.1 * (1.0 + 1.0 / 4) - 1e-6 < error_s < 0.0, error_s  # the age too long, by the drift over the window
