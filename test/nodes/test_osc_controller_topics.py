@@ -63,7 +63,7 @@ def test_a_topics_controller_refuses_another_arm_and_stops_on_a_fault_or_a_silen
             assert wait_until(lambda: len(probe.velocity_commands) > 1000, 60.0), ctl.log()
             peaks = [max(abs(v) for v in command) for _, command in probe.velocity_commands[200:]]
             median = sorted(peaks)[len(peaks) // 2]
-            assert median < 0.01 and max(peaks) < 0.5 and "controller stopped" not in ctl.log(), \
+            assert median < 0.03 and max(peaks) < 0.5 and "controller stopped" not in ctl.log(), \
                 (median, max(peaks), ctl.log())
             # a force target starts the approach; the stage line counts time from the first joint state, as
             # direct's robot time does (it once printed the stamp's epoch time)
